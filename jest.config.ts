@@ -1,0 +1,10 @@
+import { createDefaultEsmPreset, type JestConfigWithTsJest } from 'ts-jest';
+
+const config: JestConfigWithTsJest = {
+  ...createDefaultEsmPreset({ tsconfig: 'tsconfig.json' }),
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  testTimeout: 60_000,
+};
+export default config;

@@ -1,0 +1,23 @@
+/**
+ * One stored resource (a local or a global) with its borrow state.
+ */
+import type { SystemContext } from './system-context.js';
+
+/** @internal A stored resource value and the borrows currently held on it. */
+export class ResourceEntry {
+  /** Number of read borrows held (by running systems' `Res` parameters). */
+  reads = 0;
+  /** Whether a write borrow is held (by a running system's `ResMut` parameter). */
+  writing = false;
+
+  /**
+   * @param value - the stored value.
+   * @param owner - the context holding it as a local; `undefined` for a global.
+   * @param view - for a contextual global: makes the value seen from one context.
+   */
+  constructor(
+    public value: unknown,
+    public readonly owner: SystemContext | undefined,
+    public readonly view?: (ctx: SystemContext) => unknown,
+  ) {}
+}

@@ -1,0 +1,12 @@
+/**
+ * polestar: hierarchical dependency-injection contexts for multi-agent AI backends.
+ *
+ * Importing this module loads `reflect-metadata`.
+ *
+ * @packageDocumentation
+ */
+import 'reflect-metadata';
+
+export * from './context/index.js';
+export * from './disposal/index.js';
+export * from './scope/index.js';

@@ -1,0 +1,63 @@
+/**
+ * Registration scopes: a child context tagged with a key. Registries read the tag with
+ * `scopeOf` to choose the layer a registration belongs to.
+ */
+import { SystemContext } from '../context/system-context.js';
+import { describeValue } from '../context/token.js';
+
+/** A registration scope made by {@link createScope}. */
+export interface Scope<K extends object = object> {
+  /** The scope's key (compared by identity). */
+  readonly key: K;
+  /** The scope's context: a child of the context it was made from, tagged with `key`. */
+  readonly ctx: SystemContext;
+  /**
+   * Disposes the scope context. Memoized: repeated and racing calls share one promise
+   * that settles only when every async cleanup of the scope has settled, also when
+   * `rawDispose()` was called first.
+   */
+  dispose(): Promise<void>;
+  /** The scope context's own single-shot disposer. */
+  readonly rawDispose: () => Promise<void>;
+}
+
+/**
+ * Makes a registration scope under `ctx`: a child context (so `Res` still walks to
+ * `ctx`), owned by `ctx` (disposing `ctx` disposes the scope) and tagged with `key`.
+ * Registrations made through `scope.ctx` belong to the layer of `key`.
+ *
+ * @param ctx - the owner context.
+ * @param key - a non-null object or function, compared by identity.
+ */
+export function createScope<K extends object>(ctx: SystemContext, key: K): Scope<K> {
+  if (!(ctx instanceof SystemContext)) {
+    throw new TypeError(`createScope(ctx, key): ctx must be a SystemContext, got ${describeValue(ctx)}.`);
+  }
+  if (key === null || (typeof key !== 'object' && typeof key !== 'function')) {
+    throw new TypeError(`createScope(ctx, key): key must be a non-null object or function, got ${describeValue(key)}.`);
+  }
+  ctx._live('createScope()');
+  const scoped = ctx._adopt(new SystemContext(ctx.server, ctx, key));
+  let raw: Promise<void> | undefined;
+  const rawDispose = (): Promise<void> => {
+    if (raw === undefined) raw = scoped.dispose();
+    return raw;
+  };
+  return {
+    key,
+    ctx: scoped,
+    rawDispose,
+    dispose: () => scoped.dispose(),
+  };
+}
+
+/**
+ * The nearest scope key on `ctx` or its ancestors; `undefined` for none. Works on
+ * disposed contexts too.
+ */
+export function scopeOf(ctx: SystemContext): object | undefined {
+  if (!(ctx instanceof SystemContext)) {
+    throw new TypeError(`scopeOf(ctx): ctx must be a SystemContext, got ${describeValue(ctx)}.`);
+  }
+  return ctx._scopeKey;
+}

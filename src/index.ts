@@ -10,3 +10,4 @@ import 'reflect-metadata';
 export * from './context/index.js';
 export * from './disposal/index.js';
 export * from './scope/index.js';
+export * from './events/index.js';

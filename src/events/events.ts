@@ -1,0 +1,182 @@
+/**
+ * `Events`: the scoped event registry. One shared bus per server; `ctx.get(Events)`
+ * returns a view bound to `ctx`, whose registrations belong to `scopeOf(ctx)` and are
+ * owned by `ctx`.
+ */
+import { SystemContext } from '../context/system-context.js';
+import type { Server } from '../context/server.js';
+import { describeValue } from '../context/token.js';
+import { EventBus, type Listener, type ListenerRecord } from './bus.js';
+
+/** Options of {@link Events.on}. */
+export interface ListenOptions {
+  /** Put the listener before every listener registered so far (Node's `prependListener`). */
+  readonly prepend?: boolean;
+  /** A scoped listener normally hears only its own scope; `global: true` hears every scope. */
+  readonly global?: boolean;
+}
+
+const buses = new WeakMap<Server, EventBus>();
+
+/**
+ * The events registry and the token it is installed under. `ctx.get(Events)` returns a
+ * view bound to `ctx`:
+ *
+ * - `on(name, listener, { prepend?, global? })` registers a listener for the layer of
+ *   `scopeOf(ctx)`, owned by `ctx` (removed when `ctx` is disposed, or by the returned
+ *   disposer).
+ * - `emit(scope, name, ...args)` notifies the unscoped listeners, `scope`'s listeners
+ *   and every `{ global: true }` listener, in order (prepended first).
+ * - `waterfall(scope, name, seed, ...args)` threads a value through the same listeners.
+ *
+ * `ToolsPlugin`, `PromptsPlugin` and `AgentsPlugin` install it (once, however many of
+ * them are added).
+ *
+ * @example
+ * ```ts
+ * const events = agentCtx.get(Events);
+ * const off = events.on('agent/created', (agent) => console.log('created', agent.id));
+ * await appCtx.get(Events).emit(agent, 'agent/created', agent);
+ * off();
+ * ```
+ */
+export class Events {
+  readonly #bus: EventBus;
+  readonly #ctx: SystemContext;
+
+  /** @internal Views are made by the server; use `ctx.get(Events)`. */
+  constructor(bus: EventBus, ctx: SystemContext) {
+    this.#bus = bus;
+    this.#ctx = ctx;
+  }
+
+  /** The context this view is bound to. */
+  get context(): SystemContext {
+    return this.#ctx;
+  }
+
+  /** The scope this view registers for: `scopeOf` of its context (`undefined` = global). */
+  get scope(): object | undefined {
+    return this.#ctx._scopeKey;
+  }
+
+  /**
+   * Registers `listener` for event `name`. The registration belongs to this view's
+   * scope and is owned by its context. Returns an idempotent disposer.
+   *
+   * @throws TypeError for a bad name, listener or options; ContextDisposedError when the
+   *   view's context is disposed.
+   */
+  on(name: string, listener: Listener, options?: ListenOptions): () => void {
+    assertName(name, 'Events.on(name, listener)');
+    if (typeof listener !== 'function') {
+      throw new TypeError(`Events.on("${name}", listener): listener must be a function, got ${describeValue(listener)}.`);
+    }
+    if (options !== undefined && (options === null || typeof options !== 'object')) {
+      throw new TypeError(`Events.on("${name}", listener, options): options must be an object, got ${describeValue(options)}.`);
+    }
+    const prepend = options?.prepend === true;
+    const global = options?.global === true;
+    const ctx = this.#ctx;
+    ctx._live(`Events.on("${name}")`);
+    const rec: ListenerRecord = { name, fn: listener, scope: ctx._scopeKey, global, ctx, removed: false };
+    const remove = this.#bus.add(rec, prepend);
+    let unown: (() => void) | undefined;
+    try {
+      unown = ctx.onDispose(remove);
+    } catch (err) {
+      remove();
+      throw err;
+    }
+    return () => {
+      unown?.();
+      unown = undefined;
+      remove();
+    };
+  }
+
+  /**
+   * Notifies the listeners of `name` that hear `scope` (unscoped listeners, `scope`'s own
+   * listeners and `{ global: true }` listeners), in order, prepended first.
+   *
+   * Each listener is called with `args`; when it returns a promise, that promise is
+   * awaited before the next listener is called (listeners that return nothing run
+   * synchronously, one after another, inside the `emit` call). A listener that throws or
+   * rejects does not stop the others: after every listener ran, the returned promise
+   * rejects with that error (or with an `AggregateError` of all of them when several
+   * failed). With no failure it resolves to `undefined`.
+   *
+   * @param scope - the scope the event is about (an agent, a scope key), or `undefined`
+   *   for an unscoped event (heard by unscoped and global listeners only).
+   */
+  async emit(scope: object | undefined, name: string, ...args: unknown[]): Promise<void> {
+    assertScope(scope, 'Events.emit(scope, name)');
+    assertName(name, 'Events.emit(scope, name)');
+    const errors = await this.#bus.emit(scope, name, args);
+    if (errors.length === 1) throw errors[0];
+    if (errors.length > 1) {
+      throw new AggregateError(errors, `${errors.length} listeners of "${name}" failed: ${errors.map(message).join('; ')}`);
+    }
+  }
+
+  /**
+   * Threads `seed` through the listeners of `name` that hear `scope`, in order
+   * (prepended first): each is called as `(value, ...args)` and the value it returns, or
+   * resolves to, is passed to the next. Resolves to the last value (`seed` when no
+   * listener hears it). A throwing or rejecting listener stops the chain and rejects.
+   */
+  async waterfall<T>(scope: object | undefined, name: string, seed: T, ...args: unknown[]): Promise<T> {
+    assertScope(scope, 'Events.waterfall(scope, name, seed)');
+    assertName(name, 'Events.waterfall(scope, name, seed)');
+    return this.#bus.waterfall(scope, name, seed, args);
+  }
+
+  /** Number of listeners of `name` that hear an event about `scope`. */
+  listenerCount(name: string, scope?: object): number {
+    let n = 0;
+    for (const r of this.#bus.snapshot(name)) if (r.scope === undefined || r.global || r.scope === scope) n++;
+    return n;
+  }
+}
+
+/**
+ * @internal Installs the server's one shared `Events` (idempotent) and returns its bus.
+ * `ToolsPlugin`, `PromptsPlugin` and `AgentsPlugin` call it from `build()`.
+ */
+export function installEvents(server: Server): EventBus {
+  let bus = buses.get(server);
+  if (bus !== undefined && server.hasGlobal(Events)) return bus;
+  if (server.hasGlobal(Events)) {
+    throw new TypeError('installEvents(): a global of token Events was inserted by hand; let the plugins install it.');
+  }
+  bus ??= new EventBus();
+  const b = bus;
+  server.insertGlobalView(Events, (ctx) => new Events(b, ctx));
+  buses.set(server, b);
+  server._leakProbes.add(() => b.liveScoped());
+  return b;
+}
+
+/** @internal The bus of `server`, `undefined` when `Events` was not installed. */
+export function eventBusOf(server: Server): EventBus | undefined {
+  return buses.get(server);
+}
+
+function assertName(name: unknown, where: string): asserts name is string {
+  if (typeof name !== 'string' || name.length === 0) {
+    throw new TypeError(`${where}: the event name must be a non-empty string, got ${describeValue(name)}.`);
+  }
+}
+
+function assertScope(scope: unknown, where: string): void {
+  if (scope !== undefined && (scope === null || (typeof scope !== 'object' && typeof scope !== 'function'))) {
+    throw new TypeError(`${where}: scope must be a scope key (a non-null object or function) or undefined, got ${describeValue(scope)}.`);
+  }
+  if (scope instanceof SystemContext) {
+    throw new TypeError(`${where}: scope is a context; pass its scope key instead: scopeOf(ctx).`);
+  }
+}
+
+function message(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

@@ -8,6 +8,8 @@ import { nameOf, type Token } from './token.js';
 export type ResourceRole = 'global' | 'local';
 
 const roles = new WeakMap<object, ResourceRole>();
+/** Memo of {@link roleOf} per class (`null` = unmarked); reset whenever a class is marked. */
+let resolved = new WeakMap<object, ResourceRole | null>();
 
 /**
  * Marks a class as a global resource: it can only be inserted with
@@ -16,6 +18,7 @@ const roles = new WeakMap<object, ResourceRole>();
 export function globalResource(): <C extends abstract new (...args: any[]) => unknown>(target: C) => void {
   return (target) => {
     roles.set(target, 'global');
+    resolved = new WeakMap();
   };
 }
 
@@ -26,19 +29,25 @@ export function globalResource(): <C extends abstract new (...args: any[]) => un
 export function localResource(): <C extends abstract new (...args: any[]) => unknown>(target: C) => void {
   return (target) => {
     roles.set(target, 'local');
+    resolved = new WeakMap();
   };
 }
 
 /** The marker of a token, walking up the class hierarchy; `undefined` when unmarked. */
 export function roleOf(t: Token): ResourceRole | undefined {
   if (typeof t !== 'function') return undefined;
-  let c: unknown = t;
-  while (typeof c === 'function') {
+  const memo = resolved.get(t);
+  if (memo !== undefined) return memo ?? undefined;
+  let found: ResourceRole | null = null;
+  for (let c: unknown = t; typeof c === 'function'; c = Object.getPrototypeOf(c)) {
     const r = roles.get(c);
-    if (r) return r;
-    c = Object.getPrototypeOf(c);
+    if (r) {
+      found = r;
+      break;
+    }
   }
-  return undefined;
+  resolved.set(t, found);
+  return found ?? undefined;
 }
 
 /** @internal Refuses a global-marked class where a local is being set. */

@@ -55,20 +55,28 @@ export class Outputs {
   /** The output stored under `token`, or `undefined`. */
   tryGet<T>(token: Token<T>): T | undefined {
     this.#check('outputs.tryGet');
-    return this.#map?.get(token) as T | undefined;
+    const map = this.#map;
+    if (map !== undefined && map.has(token)) return map.get(token) as T;
+    assertToken(token, 'outputs.tryGet(token)');
+    return undefined;
   }
 
   /** Whether an output is stored under `token`. */
   has(token: Token): boolean {
     this.#check('outputs.has');
-    return this.#map?.has(token) ?? false;
+    if (this.#map?.has(token)) return true;
+    assertToken(token, 'outputs.has(token)');
+    return false;
   }
 
   /** Removes the output stored under `token`, returning it. */
   remove<T>(token: Token<T>): T | undefined {
     this.#check('outputs.remove');
     const map = this.#map;
-    if (map === undefined || !map.has(token)) return undefined;
+    if (map === undefined || !map.has(token)) {
+      assertToken(token, 'outputs.remove(token)');
+      return undefined;
+    }
     const v = map.get(token) as T;
     map.delete(token);
     if (this.#last === token) this.#last = undefined;

@@ -8,7 +8,7 @@ import { assertMayBeGlobal, assertMayBeLocal } from './markers.js';
 import { orderPlugins, type Plugin } from './plugin.js';
 import { ResourceEntry } from './resource-entry.js';
 import { SystemContext } from './system-context.js';
-import { assertToken, describeValue, nameOf, type Token } from './token.js';
+import { assertToken, describeValue, nameOf, tokenOfValue, type Token } from './token.js';
 import { disposeValue, isDisposable, settle, throwCollected } from '../disposal/ownership.js';
 
 type Phase = 'open' | 'finishing' | 'ready' | 'sealed' | 'disposed';
@@ -84,14 +84,7 @@ export class Server implements AsyncDisposable {
     let t: Token;
     let value: unknown;
     if (arguments.length < 2) {
-      if (a === null || (typeof a !== 'object' && typeof a !== 'function')) {
-        throw new TypeError(
-          `insertGlobal(value): ${describeValue(a)} has no class to use as its token; ` +
-            `pass one explicitly: server.insertGlobal(MY_TOKEN, value) with const MY_TOKEN = token<T>('MY_TOKEN').`,
-        );
-      }
-      t = (a as object).constructor as Token;
-      assertToken(t, 'insertGlobal(value)');
+      t = tokenOfValue(a, 'insertGlobal(value)', 'server.insertGlobal(MY_TOKEN, value)');
       value = a;
     } else {
       assertToken(a, 'insertGlobal(token, value)');
@@ -112,6 +105,7 @@ export class Server implements AsyncDisposable {
   insertGlobalView<T>(token: Token<T>, view: (ctx: SystemContext) => T): boolean {
     this.#assertOpen('insertGlobalView()');
     assertToken(token, 'insertGlobalView(token, view)');
+    assertMayBeGlobal(token, `insertGlobalView(${nameOf(token)})`);
     if (typeof view !== 'function') throw new TypeError(`insertGlobalView(${nameOf(token)}, view): view must be a function.`);
     if (this._globals.has(token)) return false;
     this.#setGlobal(token, new ResourceEntry(undefined, undefined, view));
@@ -199,6 +193,12 @@ export class Server implements AsyncDisposable {
   /** Adds plugins; throws `Plugin '<id>' was already added.` on a duplicate id. */
   addPlugins(...plugins: Plugin[]): this {
     this.#assertOpen('addPlugins()');
+    if (this.#phase !== 'open') {
+      throw new ServerError(
+        'addPlugins() was called while finish() is running: the plugin list is fixed when finish() starts, so this plugin ' +
+          'would never be built. Add every plugin before awaiting finish().',
+      );
+    }
     const seen = new Set(this.#plugins.map((p) => p.id));
     for (const p of plugins) {
       if (p === null || typeof p !== 'object' || typeof p.id !== 'string' || typeof p.build !== 'function') {

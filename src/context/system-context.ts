@@ -7,10 +7,10 @@
  * known to inversify.
  */
 import { ContextDisposedError, ParamError } from './errors.js';
-import { assertMayBeLocal, assertMayBeMutated } from './markers.js';
+import { assertMayBeLocal, assertMayBeMutated, roleOf } from './markers.js';
 import { Outputs } from './outputs.js';
 import { ResourceEntry } from './resource-entry.js';
-import { assertToken, describeValue, nameOf, type Token } from './token.js';
+import { assertToken, describeValue, isToken, nameOf, tokenOfValue, type Token } from './token.js';
 import { disposeValue, isDisposable, Ownership, settle, throwCollected, type Cleanup } from '../disposal/ownership.js';
 import type { Server } from './server.js';
 import type { AnySystem, SystemFn } from '../system/system.js';
@@ -101,25 +101,18 @@ export class SystemContext implements AsyncDisposable {
   /** Sets a local of this context under an explicit token, returning the previous one. */
   insert<T>(token: Token<T>, value: T): T | undefined;
   insert(a: unknown, b?: unknown): unknown {
-    this._live('insert()');
+    if (this._state !== LIVE) this._live('insert()');
     let t: Token;
     let value: unknown;
     if (arguments.length < 2) {
-      if (a === null || (typeof a !== 'object' && typeof a !== 'function')) {
-        throw new TypeError(
-          `insert(value) on a ${this.describe()}: ${describeValue(a)} has no class to use as its token; ` +
-            `pass one explicitly: ctx.insert(MY_TOKEN, value) with const MY_TOKEN = token<T>('MY_TOKEN').`,
-        );
-      }
-      t = (a as object).constructor as Token;
+      t = tokenOfValue(a, `insert(value) on a ${this.describe()}`, 'ctx.insert(MY_TOKEN, value)');
       value = a;
-      assertToken(t, 'insert(value)');
     } else {
-      assertToken(a, 'insert(token, value)');
+      if (!isToken(a)) assertToken(a, 'insert(token, value)');
       t = a;
       value = b;
     }
-    assertMayBeLocal(t, `insert(${nameOf(t)})`);
+    if (roleOf(t) === 'global') assertMayBeLocal(t, `insert(${nameOf(t)})`);
     if (value === undefined) {
       throw new TypeError(`insert(${nameOf(t)}, undefined): a local can not be undefined; use ctx.remove(${nameOf(t)}) to drop one.`);
     }
@@ -301,7 +294,7 @@ export class SystemContext implements AsyncDisposable {
   dispose(): Promise<void> {
     if (this.#disposal === undefined) {
       this._markTree();
-      this.#disposal = this.#runDispose();
+      this.#disposal = this.#hasDisposalWork() ? this.#runDispose() : this.#finishDispose();
     }
     return this.#disposal;
   }
@@ -319,38 +312,80 @@ export class SystemContext implements AsyncDisposable {
     if (kids !== undefined) for (const c of kids) c._markTree();
   }
 
-  async #runDispose(): Promise<void> {
-    let errors: unknown[] | undefined;
-    const kids = this._children;
-    if (kids !== undefined && kids.size > 0) {
-      errors = [];
-      const list = [...kids];
-      for (let i = list.length - 1; i >= 0; i--) await settle(() => list[i].dispose(), errors);
-    }
-    if (this.#cleanups !== undefined) await this.#cleanups.drain((errors ??= []));
+  /** Whether disposal has anything to run or await (children, cleanups, disposable locals, a container). */
+  #hasDisposalWork(): boolean {
+    if (this._children !== undefined && this._children.size > 0) return true;
+    if (this.#cleanups !== undefined && this.#cleanups.size > 0) return true;
+    if (this._container !== undefined) return true;
     const locals = this._locals;
-    if (locals !== undefined) {
-      let owned: unknown[] | undefined;
-      for (const e of locals.values()) if (isDisposable(e.value)) (owned ??= []).push(e.value);
-      if (owned !== undefined) {
-        errors ??= [];
-        for (let i = owned.length - 1; i >= 0; i--) {
-          const v = owned[i] as Disposable;
-          await settle(() => disposeValue(v), errors);
-        }
-      }
-    }
+    if (locals !== undefined) for (const e of locals.values()) if (isDisposable(e.value)) return true;
+    return false;
+  }
+
+  /** The fast path: nothing to await, so release the state and share one resolved promise. */
+  #finishDispose(): Promise<void> {
+    this.#release();
+    return RESOLVED;
+  }
+
+  #release(): void {
     this._locals = undefined;
     this._views = undefined;
     this.#outputs = undefined;
-    const cont = this._container;
-    this._container = undefined;
-    if (cont !== undefined) await settle(() => cont.unbindAllAsync(), (errors ??= []));
+    this.#cleanups = undefined;
     if (this.parent !== undefined) this.parent._children?.delete(this);
     else this.server._forget(this);
-    if (errors !== undefined) throwCollected(errors, this.describe());
+  }
+
+  async #runDispose(): Promise<void> {
+    const errors: unknown[] = [];
+    const kids = this._children;
+    if (kids !== undefined && kids.size > 0) {
+      const list = [...kids];
+      for (let i = list.length - 1; i >= 0; i--) await settle(() => list[i].dispose(), errors);
+    }
+    if (this.#cleanups !== undefined) await this.#cleanups.drain(errors);
+    const owned = this.#ownedDisposables();
+    for (let i = owned.length - 1; i >= 0; i--) {
+      const v = owned[i];
+      await settle(() => disposeValue(v), errors);
+    }
+    const cont = this._container;
+    this._container = undefined;
+    if (cont !== undefined) await settle(() => cont.unbindAllAsync(), errors);
+    this.#release();
+    throwCollected(errors, this.describe());
+  }
+
+  /**
+   * The disposable values this context owns, oldest first: its own locals implementing
+   * `Symbol.asyncDispose` / `Symbol.dispose`, each object once, skipping any object that
+   * an ancestor holds as a local or the server holds as a global (the same object
+   * re-inserted here is borrowed, not owned: its owner disposes it).
+   */
+  #ownedDisposables(): (AsyncDisposable | Disposable)[] {
+    const owned: (AsyncDisposable | Disposable)[] = [];
+    const locals = this._locals;
+    if (locals === undefined) return owned;
+    for (const e of locals.values()) {
+      const v = e.value;
+      if (!isDisposable(v) || owned.includes(v) || this.#heldAbove(v)) continue;
+      owned.push(v);
+    }
+    return owned;
+  }
+
+  #heldAbove(v: unknown): boolean {
+    for (let c = this.parent; c !== undefined; c = c.parent) {
+      const ls = c._locals;
+      if (ls !== undefined) for (const e of ls.values()) if (e.value === v) return true;
+    }
+    for (const e of this.server._globals.values()) if (e.value === v) return true;
+    return false;
   }
 }
+
+const RESOLVED: Promise<void> = Promise.resolve();
 
 function safeName(t: unknown): string {
   return typeof t === 'function' || typeof t === 'symbol' ? nameOf(t as Token) : String(t);

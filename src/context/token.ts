@@ -94,3 +94,31 @@ export function describeValue(value: unknown): string {
       return `the ${typeof value} ${String(value)}`;
   }
 }
+
+/**
+ * @internal The token of a value inserted without an explicit token: its class
+ * (`value.constructor`). Refuses values that have no class of their own (primitives,
+ * `null`, plain objects, prototype-less objects) and classes or functions passed in place
+ * of an instance, with a TypeError that says how to pass a token.
+ */
+export function tokenOfValue(value: unknown, call: string, explicit: string): Token {
+  if (value !== null && typeof value === 'object') {
+    const ctor = (value as object).constructor;
+    if (typeof ctor === 'function' && ctor !== Object && ctor.prototype !== undefined) return ctor as Token;
+    const what = ctor === Object ? 'a plain object' : describeValue(value);
+    throw new TypeError(
+      `${call}: ${what} has no class of its own to use as its token; ` +
+        `pass one explicitly: ${explicit} with const MY_TOKEN = token<T>('MY_TOKEN').`,
+    );
+  }
+  if (typeof value === 'function') {
+    throw new TypeError(
+      `${call}: got ${value.prototype !== undefined ? `the class ${value.name || '<anonymous>'} itself` : describeValue(value)}, not an instance; ` +
+        `pass an instance (new ${value.name || 'MyClass'}()) or an explicit token: ${explicit}.`,
+    );
+  }
+  throw new TypeError(
+    `${call}: ${describeValue(value)} has no class to use as its token; ` +
+      `pass one explicitly: ${explicit} with const MY_TOKEN = token<T>('MY_TOKEN').`,
+  );
+}

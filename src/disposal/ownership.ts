@@ -11,25 +11,50 @@ export type Cleanup = () => unknown;
 
 interface Slot {
   fn: Cleanup | undefined;
+  /** Position in the stack; updated when the stack is compacted. */
+  index: number;
 }
 
-/** @internal A LIFO stack of cleanups whose entries can be unregistered in O(1). */
+/**
+ * @internal A LIFO stack of cleanups. `add` and unregistering are O(1) (amortised: the
+ * holes left by unregistered cleanups are compacted away once they outnumber the live
+ * ones), and `drain` is O(n), so a long-lived context can register and unregister
+ * cleanups forever without growing.
+ */
 export class Ownership {
-  #slots = new Set<Slot>();
+  #stack: (Slot | undefined)[] = [];
+  #live = 0;
+  #holes = 0;
 
   /** Number of cleanups still registered. */
   get size(): number {
-    return this.#slots.size;
+    return this.#live;
   }
 
   /** Pushes `fn`; the returned function unregisters it without running it. */
   add(fn: Cleanup): () => void {
-    const slot: Slot = { fn };
-    this.#slots.add(slot);
+    const slot: Slot = { fn, index: this.#stack.length };
+    this.#stack.push(slot);
+    this.#live++;
     return () => {
+      if (slot.fn === undefined) return;
       slot.fn = undefined;
-      this.#slots.delete(slot);
+      this.#stack[slot.index] = undefined;
+      this.#live--;
+      this.#holes++;
+      if (this.#holes > 32 && this.#holes > this.#live) this.#compact();
     };
+  }
+
+  #compact(): void {
+    const stack: Slot[] = [];
+    for (const slot of this.#stack) {
+      if (slot === undefined) continue;
+      slot.index = stack.length;
+      stack.push(slot);
+    }
+    this.#stack = stack;
+    this.#holes = 0;
   }
 
   /**
@@ -37,15 +62,18 @@ export class Ownership {
    * `errors`. Cleanups registered while draining run too.
    */
   async drain(errors: unknown[]): Promise<void> {
-    while (this.#slots.size > 0) {
-      let last: Slot | undefined;
-      for (const s of this.#slots) last = s;
-      const slot = last as Slot;
-      this.#slots.delete(slot);
-      const fn = slot.fn;
+    while (this.#stack.length > 0) {
+      const slot = this.#stack.pop();
+      if (slot === undefined) {
+        this.#holes--;
+        continue;
+      }
+      const fn = slot.fn as Cleanup;
       slot.fn = undefined;
-      if (fn) await settle(fn, errors);
+      this.#live--;
+      await settle(fn, errors);
     }
+    this.#holes = 0;
   }
 }
 

@@ -31,6 +31,11 @@ export class Ownership {
     return this.#live;
   }
 
+  /** @internal Length of the underlying stack, holes included (for tests). */
+  get _slots(): number {
+    return this.#stack.length;
+  }
+
   /** Pushes `fn`; the returned function unregisters it without running it. */
   add(fn: Cleanup): () => void {
     const slot: Slot = { fn, index: this.#stack.length };

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { ParamError, scopeOf, Server, token, type SystemContext } from '../../src/index.js';
+import { ParamError, scopeOf, Server, token, type SystemContext, type Token } from '../../src/index.js';
 
 class AppConfig {
   constructor(readonly agentName = 'agent') {}
@@ -151,7 +151,7 @@ describe('getMut (ResMut) and remove', () => {
   test('found as a global: the hint mentions global and ResMut', async () => {
     const t = await tree();
     server = t.server;
-    for (const tok of [AppConfig, API_KEY]) {
+    for (const tok of [AppConfig, API_KEY] as Token[]) {
       let msg = '';
       try {
         t.session.getMut(tok);

@@ -154,8 +154,16 @@ export class Server implements AsyncDisposable {
 
   /** @internal Resolves `t` in the globals' container. */
   _containerGet(t: Token): unknown {
-    return this.container.get(t as never);
+    const v: unknown = this.container.get(t as never);
+    if (v !== null && typeof v === 'object') this._containerValues.add(v);
+    return v;
   }
+
+  /**
+   * @internal Objects handed out by `container` through contexts: owned by the server
+   * (and its inversify deactivation), so a context holding one as a local never disposes it.
+   */
+  readonly _containerValues = new WeakSet<object>();
 
   // ---------------------------------------------------------------- locals
 

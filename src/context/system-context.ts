@@ -250,7 +250,7 @@ export class SystemContext implements AsyncDisposable {
   }
 
   /** Fetches the system's parameters from this context, runs it, stores and returns its output. */
-  run<R>(system: SystemFn<R> | AnySystem): Promise<Awaited<R>> {
+  run<R>(system: SystemFn<R> | AnySystem<R>): Promise<Awaited<R>> {
     this._live('run()');
     return runOn(this, system) as Promise<Awaited<R>>;
   }
@@ -360,8 +360,9 @@ export class SystemContext implements AsyncDisposable {
   /**
    * The disposable values this context owns, oldest first: its own locals implementing
    * `Symbol.asyncDispose` / `Symbol.dispose`, each object once, skipping any object that
-   * an ancestor holds as a local or the server holds as a global (the same object
-   * re-inserted here is borrowed, not owned: its owner disposes it).
+   * an ancestor holds as a local or the server holds as a global, inserted or made by
+   * `server.container` (the same object re-inserted here is borrowed, not owned: its
+   * owner disposes it).
    */
   #ownedDisposables(): (AsyncDisposable | Disposable)[] {
     const owned: (AsyncDisposable | Disposable)[] = [];
@@ -381,7 +382,7 @@ export class SystemContext implements AsyncDisposable {
       if (ls !== undefined) for (const e of ls.values()) if (e.value === v) return true;
     }
     for (const e of this.server._globals.values()) if (e.value === v) return true;
-    return false;
+    return this.server._containerValues.has(v as object);
   }
 }
 

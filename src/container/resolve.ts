@@ -1,10 +1,116 @@
-// PLACEHOLDER (replaced by the container work).
+/**
+ * ctx.resolve(Class): builds an injectable class through a context's own inversify
+ * container, whose bindings delegate to polestar's rules.
+ *
+ * - A class bound in `server.container` (a global service) resolves there and only
+ *   there: a shared singleton never captures the locals of the context that first
+ *   asked for it.
+ * - Any other class is bound (transient, unless its `@injectable(scope)` says otherwise)
+ *   in a container made lazily for the context (`ctx._container`, no inversify parent).
+ *   Its dependencies are bound there as dynamic values: `@inject(T)` / `@res(T)` follow
+ *   the `Res` rule (an unknown class is itself built with `ctx.resolve`), `@resMut(T)`
+ *   the `ResMut` rule, `@out(T)` read `ctx.outputs`.
+ */
+import { Container } from 'inversify';
+import { ClassElementMetadataKind, getClassMetadata, type ClassElementMetadata } from '@inversifyjs/core';
+import { ParamError } from '../context/errors.js';
 import type { SystemContext } from '../context/system-context.js';
-/** @internal placeholder */
-export function resolveIn<T>(_ctx: SystemContext, _cls: new (...args: any[]) => T): T {
-  throw new Error('resolve: not built yet');
+import { describeValue, isToken, nameOf, type Token } from '../context/token.js';
+import { derivedOf } from './service-ids.js';
+
+type Newable<T = unknown> = new (...args: any[]) => T;
+
+const selfIds = new WeakMap<Newable, symbol>();
+/** Classes being built synchronously right now (for cycle messages). */
+const building: Newable[] = [];
+
+function selfIdOf(cls: Newable): symbol {
+  let id = selfIds.get(cls);
+  if (id === undefined) selfIds.set(cls, (id = Symbol(`polestar:resolve<${cls.name || 'anonymous'}>`)));
+  return id;
 }
-/** @internal placeholder */
-export function resolveInAsync<T>(_ctx: SystemContext, _cls: new (...args: any[]) => T): Promise<T> {
-  return Promise.reject(new Error('resolve: not built yet'));
+
+function assertClass(cls: unknown, where: string): asserts cls is Newable {
+  if (typeof cls !== 'function' || cls.prototype === undefined) {
+    throw new TypeError(`${where}: expected a class, got ${describeValue(cls)}.`);
+  }
+}
+
+/** @internal `ctx.resolve(Class)`. */
+export function resolveIn<T>(ctx: SystemContext, cls: Newable<T>): T {
+  assertClass(cls, 'ctx.resolve(Class)');
+  const global = ctx.server.container;
+  if (global.isBound(cls)) return global.get(cls);
+  if (building.includes(cls)) {
+    const path = [...building.slice(building.indexOf(cls)), cls].map((c) => c.name || 'anonymous').join(' → ');
+    throw new TypeError(`ctx.resolve(${cls.name}): circular dependency ${path}; break the cycle with a factory or a lazy lookup.`);
+  }
+  const id = prepare(ctx, cls);
+  building.push(cls);
+  try {
+    return (ctx._container as Container).get(id) as T;
+  } finally {
+    building.pop();
+  }
+}
+
+/** @internal `ctx.resolveAsync(Class)`: the same, awaiting async activation. */
+export async function resolveInAsync<T>(ctx: SystemContext, cls: Newable<T>): Promise<T> {
+  assertClass(cls, 'ctx.resolveAsync(Class)');
+  const global = ctx.server.container;
+  if (global.isBound(cls)) return global.getAsync(cls);
+  const id = prepare(ctx, cls);
+  return (await (ctx._container as Container).getAsync(id)) as T;
+}
+
+/** Binds `cls` and its dependencies in the context's container; returns its service id. */
+function prepare(ctx: SystemContext, cls: Newable): symbol {
+  const c = (ctx._container ??= new Container());
+  const id = selfIdOf(cls);
+  if (c.isBound(id)) return id;
+  const meta = getClassMetadata(cls);
+  const deps: ClassElementMetadata[] = [...meta.constructorArguments, ...meta.properties.values()];
+  for (const d of deps) {
+    if (d === undefined || d.kind === ClassElementMetadataKind.unmanaged) continue;
+    const raw = d.value as unknown;
+    const dep = raw !== null && typeof raw === 'object' && typeof (raw as { unwrap?: unknown }).unwrap === 'function'
+      ? (raw as { unwrap(): unknown }).unwrap()
+      : raw;
+    bindDependency(ctx, c, dep);
+  }
+  c.bind(id).to(cls);
+  return id;
+}
+
+function bindDependency(ctx: SystemContext, c: Container, dep: unknown): void {
+  if (c.isBound(dep as never)) return;
+  const d = derivedOf(dep);
+  if (d !== undefined) {
+    const t = d.token;
+    const get =
+      d.kind === 'optionalRes' ? () => ctx.tryGet(t)
+      : d.kind === 'resMut' ? () => ctx.getMut(t)
+      : d.kind === 'out' ? () => ctx.outputs.get(t)
+      : () => ctx.outputs.tryGet(t);
+    c.bind(dep as symbol).toDynamicValue(get);
+    return;
+  }
+  if (isToken(dep)) {
+    c.bind(dep).toDynamicValue(() => resDependency(ctx, dep));
+    return;
+  }
+  // A string or foreign symbol: only the globals' container can know it.
+  c.bind(dep as never).toDynamicValue(() => ctx.server.container.get(dep as never));
+}
+
+/** `@inject(T)` / `@res(T)`: the Res rule; an unknown class is built with ctx.resolve. */
+function resDependency(ctx: SystemContext, t: Token): unknown {
+  const v = ctx.tryGet(t);
+  if (v !== undefined) return v;
+  if (typeof t === 'function') return resolveIn(ctx, t as unknown as Newable);
+  throw new ParamError(
+    'ResourceNotFound',
+    t,
+    `needed by a class built with ctx.resolve() on a ${ctx.describe()}; insert ${nameOf(t)} into the context or a global, or bind it in server.container`,
+  );
 }

@@ -10,4 +10,7 @@ import 'reflect-metadata';
 export * from './context/index.js';
 export * from './disposal/index.js';
 export * from './scope/index.js';
+export * from './system/index.js';
+export * from './execution/index.js';
+export * from './container/index.js';
 export * from './events/index.js';

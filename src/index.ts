@@ -14,3 +14,5 @@ export * from './system/index.js';
 export * from './execution/index.js';
 export * from './container/index.js';
 export * from './events/index.js';
+export * from './tools/index.js';
+export * from './agents/index.js';

@@ -3,6 +3,7 @@
  * scope at dispatch time.
  */
 import type { SystemContext } from '../context/system-context.js';
+import { scopeLabel as label } from '../scope/layers.js';
 
 /** A listener: called with the event's arguments (or, in a waterfall, the value first). */
 export type Listener = (...args: any[]) => unknown;
@@ -119,15 +120,6 @@ export class EventBus {
 /** @internal Whether `v` looks like a promise. */
 export function isThenable(v: unknown): v is PromiseLike<unknown> {
   return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as PromiseLike<unknown>).then === 'function';
-}
-
-/** @internal A short label of a scope key for messages. */
-export function label(key: object): string {
-  const id = (key as { id?: unknown }).id;
-  if (typeof id === 'string') return id;
-  const n = (key as { name?: unknown }).name;
-  if (typeof n === 'string' && n) return n;
-  return (key.constructor as { name?: string } | undefined)?.name ?? 'object';
 }
 
 function defaultReport(error: unknown, where: string): void {

@@ -1,3 +1,4 @@
-// Registration scopes.
+// Registration scopes and the layered registration primitive the registries share.
 export { createScope, scopeOf } from './scope.js';
 export type { Scope } from './scope.js';
+export { RegistrationError } from './layers.js';

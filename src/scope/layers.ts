@@ -1,0 +1,214 @@
+/**
+ * The registration primitive every scoped registry (tools, prompt sections, prompt
+ * variables) is built on: one global layer plus one layer per scope key, entries owned by
+ * the context that registered them, and a cached merged view per scope.
+ */
+import type { Server } from '../context/server.js';
+import type { SystemContext } from '../context/system-context.js';
+
+/** A registration refused because of a registry rule (duplicate name, reserved name, ...). */
+export class RegistrationError extends Error {
+  override readonly name = 'RegistrationError';
+}
+
+/** @internal One registered entry. */
+export interface LayerEntry<E> {
+  readonly name: string;
+  readonly value: E;
+  readonly scope: object | undefined;
+  readonly ctx: SystemContext;
+}
+
+/** @internal What a change listener is told. */
+export interface LayerChange<E> {
+  readonly kind: 'add' | 'remove';
+  readonly entry: LayerEntry<E>;
+}
+
+interface Layer<E> {
+  readonly entries: Map<string, LayerEntry<E>>;
+  version: number;
+  merged?: ReadonlyMap<string, E>;
+  mergedGlobal?: number;
+}
+
+/**
+ * @internal A global layer plus a `Map` from scope key to that scope's layer.
+ *
+ * - `add(ctx, name, value)` puts the entry in the layer of `scopeOf(ctx)` and makes `ctx`
+ *   its owner (undone when `ctx` is disposed, or by the returned disposer).
+ * - A duplicate name in one layer throws `already registered`; a change listener that
+ *   throws rolls the registration back. A failed registration leaves no residue.
+ * - `merged(scope)` is the global layer overlaid with `scope`'s layer (scoped wins),
+ *   cached until either layer changes.
+ * - An empty scope layer is deleted.
+ */
+export class Layers<E> {
+  readonly #kind: string;
+  readonly #global: Layer<E> = { entries: new Map(), version: 0 };
+  readonly #scoped = new Map<object, Layer<E>>();
+  readonly #listeners = new Set<(change: LayerChange<E>) => void>();
+  #globalMerged: ReadonlyMap<string, E> | undefined;
+  /** Bumped on every change of any layer. */
+  version = 0;
+
+  /**
+   * @param kind - what the entries are, for messages (`tool`, `prompt section`).
+   * @param server - when given, a leak probe listing live scoped entries is added to it.
+   */
+  constructor(kind: string, server?: Server) {
+    this.#kind = kind;
+    server?._leakProbes.add(() => this.liveScoped());
+  }
+
+  /** Adds a change listener (called synchronously after each add and remove). */
+  onChange(fn: (change: LayerChange<E>) => void): () => void {
+    this.#listeners.add(fn);
+    return () => void this.#listeners.delete(fn);
+  }
+
+  /**
+   * Registers `value` under `name` in the layer of `scopeOf(ctx)`, owned by `ctx`.
+   * Returns an idempotent disposer.
+   */
+  add(ctx: SystemContext, name: string, value: E): () => void {
+    ctx._live(`registering ${this.#kind} "${name}"`);
+    const scope = ctx._scopeKey;
+    const layer = scope === undefined ? this.#global : this.#scoped.get(scope);
+    if (layer?.entries.has(name)) {
+      throw new RegistrationError(
+        scope === undefined
+          ? `${this.#kind} "${name}" is already registered in the global layer. ` +
+              `To give one agent its own "${name}", register it through the agent's context (agent.ctx) instead, ` +
+              `or dispose the existing registration first.`
+          : `${this.#kind} "${name}" is already registered in this scope's layer (${this.#kind}s are unique per layer); ` +
+              `dispose the existing registration first.`,
+      );
+    }
+    const entry: LayerEntry<E> = { name, value, scope, ctx };
+    this.#insert(entry);
+    let unown: (() => void) | undefined;
+    try {
+      this.#notify({ kind: 'add', entry }, true);
+      unown = ctx.onDispose(() => this.#delete(entry));
+    } catch (err) {
+      this.#delete(entry, false);
+      throw err;
+    }
+    return () => {
+      unown?.();
+      unown = undefined;
+      this.#delete(entry);
+    };
+  }
+
+  #insert(entry: LayerEntry<E>): void {
+    let layer: Layer<E>;
+    if (entry.scope === undefined) layer = this.#global;
+    else {
+      let l = this.#scoped.get(entry.scope);
+      if (l === undefined) {
+        l = { entries: new Map(), version: 0 };
+        this.#scoped.set(entry.scope, l);
+      }
+      layer = l;
+    }
+    layer.entries.set(entry.name, entry);
+    this.#touch(layer);
+  }
+
+  #delete(entry: LayerEntry<E>, notify = true): void {
+    const layer = entry.scope === undefined ? this.#global : this.#scoped.get(entry.scope);
+    if (layer === undefined || layer.entries.get(entry.name) !== entry) return;
+    layer.entries.delete(entry.name);
+    if (entry.scope !== undefined && layer.entries.size === 0) this.#scoped.delete(entry.scope);
+    this.#touch(layer);
+    if (notify) this.#notify({ kind: 'remove', entry }, false);
+  }
+
+  #touch(layer: Layer<E>): void {
+    layer.version++;
+    this.version++;
+    if (layer === this.#global) this.#globalMerged = undefined;
+  }
+
+  #notify(change: LayerChange<E>, rethrow: boolean): void {
+    for (const fn of [...this.#listeners]) {
+      if (rethrow) fn(change);
+      else {
+        try {
+          fn(change);
+        } catch {
+          // a removal can not be refused; the listener's failure is ignored
+        }
+      }
+    }
+  }
+
+  /** The entry of `name` in exactly the layer of `scope` (no merging). */
+  own(scope: object | undefined, name: string): LayerEntry<E> | undefined {
+    return (scope === undefined ? this.#global : this.#scoped.get(scope))?.entries.get(name);
+  }
+
+  /** The entries of exactly the layer of `scope`, in registration order. */
+  layer(scope: object | undefined): ReadonlyMap<string, LayerEntry<E>> {
+    return (scope === undefined ? this.#global : this.#scoped.get(scope))?.entries ?? EMPTY;
+  }
+
+  /** Whether `scope` has a non-empty layer. */
+  hasLayer(scope: object): boolean {
+    return this.#scoped.has(scope);
+  }
+
+  /** Number of scopes that currently have a layer. */
+  get scopeCount(): number {
+    return this.#scoped.size;
+  }
+
+  /**
+   * The global layer plus `scope`'s layer only (a scoped entry shadows the global one of
+   * the same name). Global entries come first in registration order, then scoped-only
+   * names; a shadowing entry keeps the global entry's position. Cached until a layer
+   * involved changes.
+   */
+  merged(scope: object | undefined): ReadonlyMap<string, E> {
+    const g = this.#global;
+    const layer = scope === undefined ? undefined : this.#scoped.get(scope);
+    if (layer === undefined) {
+      let m = this.#globalMerged;
+      if (m === undefined) {
+        const out = new Map<string, E>();
+        for (const [k, e] of g.entries) out.set(k, e.value);
+        this.#globalMerged = m = out;
+      }
+      return m;
+    }
+    if (layer.merged !== undefined && layer.mergedGlobal === g.version) return layer.merged;
+    const out = new Map<string, E>();
+    for (const [k, e] of g.entries) out.set(k, e.value);
+    for (const [k, e] of layer.entries) out.set(k, e.value);
+    layer.merged = out;
+    layer.mergedGlobal = g.version;
+    return out;
+  }
+
+  /** Every live scoped entry, described for leak reports. */
+  liveScoped(): string[] {
+    const out: string[] = [];
+    for (const [scope, layer] of this.#scoped) {
+      for (const name of layer.entries.keys()) out.push(`${this.#kind} "${name}" of scope ${scopeLabel(scope)}`);
+    }
+    return out;
+  }
+}
+
+const EMPTY: ReadonlyMap<string, any> = new Map();
+
+/** @internal A short label of a scope key for messages. */
+export function scopeLabel(key: object): string {
+  const id = (key as { id?: unknown }).id;
+  if (typeof id === 'string') return id;
+  const n = (key as { name?: unknown }).name;
+  if (typeof n === 'string' && n) return n;
+  return (key.constructor as { name?: string } | undefined)?.name ?? 'object';
+}

@@ -1,0 +1,459 @@
+/**
+ * The tools registry: one shared {@link ToolRegistry} per server and a {@link Tools} view
+ * per context (`ctx.get(Tools)`), whose registrations belong to `scopeOf(ctx)`.
+ */
+import type { ValidateFunction } from 'ajv';
+import { Ajv } from 'ajv';
+import type { Server } from '../context/server.js';
+import { SystemContext } from '../context/system-context.js';
+import { describeValue } from '../context/token.js';
+import type { Plugin } from '../context/plugin.js';
+import { installEvents } from '../events/events.js';
+import type { EventBus } from '../events/bus.js';
+import { Layers, RegistrationError, scopeLabel } from '../scope/layers.js';
+import { NotLosslessJsonError, snapshotJson, thawJson, type JsonObject } from './lossless-json.js';
+import { executeCall } from './pipeline.js';
+import type { Tool, ToolCall, ToolDefinition, ToolGuard, ToolResult, ToolRestriction, ToolSchema } from './types.js';
+
+/** @internal One restriction of a scope. */
+interface RestrictionRecord {
+  readonly allow: ReadonlySet<string> | undefined;
+  readonly deny: ReadonlySet<string> | undefined;
+}
+
+/** @internal One guard. */
+export interface GuardRecord {
+  readonly fn: ToolGuard;
+  readonly scope: object | undefined;
+}
+
+/** @internal What one scope resolves to. */
+export interface Resolved {
+  readonly version: number;
+  readonly byName: ReadonlyMap<string, Tool>;
+  readonly list: readonly Tool[];
+  readonly known: readonly string[];
+}
+
+const NO_GUARDS: readonly GuardRecord[] = Object.freeze([]);
+
+/** @internal The shared state of the tools of one server. */
+export class ToolRegistry {
+  readonly server: Server;
+  readonly bus: EventBus;
+  readonly layers: Layers<Tool>;
+  readonly #restrictions = new Map<object, readonly RestrictionRecord[]>();
+  #restrictionVersion = 0;
+  globalGuards: readonly GuardRecord[] = NO_GUARDS;
+  readonly scopedGuards = new Map<object, readonly GuardRecord[]>();
+  #globalResolved: Resolved | undefined;
+  readonly #resolved = new WeakMap<object, Resolved>();
+  readonly #ajv = new Ajv({ strict: false, allErrors: false });
+  readonly #validators = new Map<string, { fn: ValidateFunction; refs: number }>();
+  readonly #validatorKey = new WeakMap<Tool, string>();
+
+  constructor(server: Server, bus: EventBus) {
+    this.server = server;
+    this.bus = bus;
+    this.layers = new Layers<Tool>('tool', server);
+    this.layers.onChange((c) => {
+      if (c.kind === 'remove') this.releaseValidator(c.entry.value);
+    });
+    server._leakProbes.add(() => {
+      const out: string[] = [];
+      for (const [scope, list] of this.#restrictions) for (let i = 0; i < list.length; i++) out.push(`tool restriction of scope ${scopeLabel(scope)}`);
+      for (const [scope, list] of this.scopedGuards) for (let i = 0; i < list.length; i++) out.push(`tool guard of scope ${scopeLabel(scope)}`);
+      return out;
+    });
+  }
+
+  /** Changes whenever a layer or a restriction changes. */
+  get version(): number {
+    return this.layers.version + this.#restrictionVersion;
+  }
+
+  /** The one resolver: what scope `scope` sees (cached until anything changes). */
+  resolve(scope: object | undefined): Resolved {
+    const version = this.version;
+    const cached = scope === undefined ? this.#globalResolved : this.#resolved.get(scope);
+    if (cached !== undefined && cached.version === version) return cached;
+    const global = this.layers.layer(undefined);
+    const own = scope === undefined ? undefined : this.layers.layer(scope);
+    const restrictions = scope === undefined ? undefined : this.#restrictions.get(scope);
+    if (scope !== undefined && (own === undefined || own.size === 0) && restrictions === undefined) {
+      const g = this.resolve(undefined);
+      this.#resolved.set(scope, g);
+      return g;
+    }
+    const byName = new Map<string, Tool>();
+    const known: string[] = [];
+    for (const [name, e] of global) {
+      known.push(name);
+      const mine = own?.get(name);
+      if (mine !== undefined) byName.set(name, mine.value);
+      else if (passes(name, restrictions)) byName.set(name, e.value);
+    }
+    if (own !== undefined) {
+      for (const [name, e] of own) {
+        if (global.has(name)) continue;
+        known.push(name);
+        byName.set(name, e.value);
+      }
+    }
+    const r: Resolved = { version, byName, list: Object.freeze([...byName.values()]), known: Object.freeze(known) };
+    if (scope === undefined) this.#globalResolved = r;
+    else this.#resolved.set(scope, r);
+    return r;
+  }
+
+  addRestriction(ctx: SystemContext, scope: object, rec: RestrictionRecord): () => void {
+    this.#restrictions.set(scope, [...(this.#restrictions.get(scope) ?? []), rec]);
+    this.#restrictionVersion++;
+    const remove = (): void => {
+      const list = this.#restrictions.get(scope);
+      if (list === undefined || !list.includes(rec)) return;
+      const next = list.filter((r) => r !== rec);
+      if (next.length === 0) this.#restrictions.delete(scope);
+      else this.#restrictions.set(scope, next);
+      this.#restrictionVersion++;
+    };
+    return own(ctx, remove);
+  }
+
+  addGuard(ctx: SystemContext, rec: GuardRecord): () => void {
+    const scope = rec.scope;
+    if (scope === undefined) this.globalGuards = [...this.globalGuards, rec];
+    else this.scopedGuards.set(scope, [...(this.scopedGuards.get(scope) ?? []), rec]);
+    const remove = (): void => {
+      if (scope === undefined) {
+        this.globalGuards = this.globalGuards.filter((g) => g !== rec);
+        return;
+      }
+      const list = this.scopedGuards.get(scope);
+      if (list === undefined) return;
+      const next = list.filter((g) => g !== rec);
+      if (next.length === 0) this.scopedGuards.delete(scope);
+      else this.scopedGuards.set(scope, next);
+    };
+    return own(ctx, remove);
+  }
+
+  /** Compiles (or shares) the ajv validator of a tool's parameters. */
+  acquireValidator(tool: Tool): void {
+    const key = JSON.stringify(tool.parameters);
+    let v = this.#validators.get(key);
+    if (v === undefined) {
+      const schema = thawJson(tool.parameters);
+      if (!this.#ajv.validateSchema(schema)) {
+        throw new TypeError(`tool "${tool.name}": parameters is not a valid JSON Schema: ${this.#ajv.errorsText(this.#ajv.errors, { dataVar: 'parameters' })}`);
+      }
+      let fn: ValidateFunction;
+      try {
+        fn = this.#ajv.compile(schema);
+      } catch (err) {
+        throw new TypeError(`tool "${tool.name}": parameters can not be compiled as a JSON Schema: ${err instanceof Error ? err.message : String(err)}`);
+      } finally {
+        this.#ajv.removeSchema(schema);
+      }
+      v = { fn, refs: 0 };
+      this.#validators.set(key, v);
+    }
+    v.refs++;
+    this.#validatorKey.set(tool, key);
+  }
+
+  releaseValidator(tool: Tool): void {
+    const key = this.#validatorKey.get(tool);
+    if (key === undefined) return;
+    this.#validatorKey.delete(tool);
+    const v = this.#validators.get(key);
+    if (v !== undefined && --v.refs === 0) this.#validators.delete(key);
+  }
+
+  /** Validates arguments; returns ajv's message or `undefined` when valid. */
+  validate(tool: Tool, args: unknown): string | undefined {
+    const key = this.#validatorKey.get(tool);
+    const v = key === undefined ? undefined : this.#validators.get(key);
+    if (v === undefined) return undefined;
+    if (v.fn(args)) return undefined;
+    return this.#ajv.errorsText(v.fn.errors, { dataVar: 'arguments' });
+  }
+
+  /** Number of compiled validators currently held (for tests). */
+  get validatorCount(): number {
+    return this.#validators.size;
+  }
+}
+
+function passes(name: string, restrictions: readonly RestrictionRecord[] | undefined): boolean {
+  if (restrictions === undefined) return true;
+  for (const r of restrictions) {
+    if (r.allow !== undefined && !r.allow.has(name)) return false;
+    if (r.deny !== undefined && r.deny.has(name)) return false;
+  }
+  return true;
+}
+
+/** Makes `ctx` own `remove` and returns an idempotent disposer. */
+function own(ctx: SystemContext, remove: () => void): () => void {
+  let unown: (() => void) | undefined;
+  try {
+    unown = ctx.onDispose(remove);
+  } catch (err) {
+    remove();
+    throw err;
+  }
+  return () => {
+    unown?.();
+    unown = undefined;
+    remove();
+  };
+}
+
+/**
+ * The tools registry and the token it is installed under (by {@link ToolsPlugin}).
+ * `ctx.get(Tools)` returns a view bound to `ctx`: what it registers belongs to the layer
+ * of `scopeOf(ctx)` (the global layer for an unscoped context) and is owned by `ctx`;
+ * what it reads without a `scope` argument is resolved for `scopeOf(ctx)`.
+ *
+ * Resolution for scope K is the global layer plus K's own layer only: a K tool shadows a
+ * global tool of the same name, K's restrictions mask global tools, and a tool of
+ * another scope (or a restricted-away one) is indistinguishable from a missing one.
+ *
+ * @example
+ * ```ts
+ * const tools = agent.ctx.get(Tools);
+ * tools.register({ name: 'search', description: 'Search the web', parameters: { type: 'object' },
+ *   execute: async (args) => `results for ${JSON.stringify(args)}` });
+ * tools.restrict({ deny: ['shell'] });
+ * const result = await tools.execute({ callId: 'c1', name: 'search', arguments: { q: 'x' } });
+ * ```
+ */
+export class Tools {
+  readonly #reg: ToolRegistry;
+  readonly #ctx: SystemContext;
+
+  /** @internal Views are made by the server; use `ctx.get(Tools)`. */
+  constructor(registry: ToolRegistry, ctx: SystemContext) {
+    this.#reg = registry;
+    this.#ctx = ctx;
+  }
+
+  /** The context this view is bound to. */
+  get context(): SystemContext {
+    return this.#ctx;
+  }
+
+  /** The scope of this view: `scopeOf` of its context (`undefined` = the global layer). */
+  get scope(): object | undefined {
+    return this.#ctx._scopeKey;
+  }
+
+  /**
+   * Registers a tool in this view's layer, owned by this view's context. The definition
+   * is snapshotted: each field is read once, `parameters` must be lossless JSON and a
+   * valid JSON Schema, `execute` is bound to the definition object and the stored record
+   * is deep-frozen. Returns an idempotent disposer.
+   *
+   * @throws TypeError for a malformed definition (`tool parameters must be losslessly
+   *   JSON-serializable` for exotic parameters); `RegistrationError` (`already
+   *   registered`) for a duplicate name in the layer.
+   */
+  register<A = any>(definition: ToolDefinition<A>): () => void {
+    const ctx = this.#ctx;
+    ctx._live('Tools.register()');
+    const tool = snapshotDefinition(definition);
+    this.#reg.acquireValidator(tool);
+    try {
+      return this.#reg.layers.add(ctx, tool.name, tool);
+    } catch (err) {
+      this.#reg.releaseValidator(tool);
+      throw err;
+    }
+  }
+
+  /**
+   * Masks global tools for this view's scope: with `allow`, only the named global tools
+   * stay visible (`allow: []` hides every one); with `deny`, the named ones are hidden.
+   * Restrictions of one scope intersect; they never hide the scope's own tools. Only
+   * through a scoped context. Returns an idempotent disposer.
+   *
+   * @throws RegistrationError (`requires a scoped context`) on an unscoped view, or for a
+   *   name the scope does not know (`unknown tool "x"; known tools for this scope: ...`);
+   *   TypeError for `{}` (`no-op`) or malformed lists.
+   */
+  restrict(restriction: ToolRestriction): () => void {
+    const ctx = this.#ctx;
+    ctx._live('Tools.restrict()');
+    const scope = ctx._scopeKey;
+    if (scope === undefined) {
+      throw new RegistrationError(
+        'Tools.restrict() requires a scoped context: a restriction masks global tools for one agent, so call it ' +
+          "through that agent's context (agent.ctx, or createScope(ctx, key).ctx). To remove a tool for everyone, dispose its registration.",
+      );
+    }
+    if (restriction === null || typeof restriction !== 'object') {
+      throw new TypeError(`Tools.restrict(restriction): restriction must be { allow?, deny? }, got ${describeValue(restriction)}.`);
+    }
+    const allow = copyNames(readField(restriction, 'allow', 'Tools.restrict'), 'allow');
+    const deny = copyNames(readField(restriction, 'deny', 'Tools.restrict'), 'deny');
+    if (allow === undefined && (deny === undefined || deny.length === 0)) {
+      throw new TypeError(
+        'Tools.restrict({}) is a no-op: pass allow (the global tools to keep; [] hides all of them) and/or a non-empty deny list.',
+      );
+    }
+    const known = this.#reg.resolve(scope).known;
+    const knownSet = new Set(known);
+    for (const n of [...(allow ?? []), ...(deny ?? [])]) {
+      if (!knownSet.has(n)) {
+        throw new RegistrationError(
+          `Tools.restrict(): unknown tool "${n}"; known tools for this scope: ${known.length === 0 ? '(none)' : known.join(', ')}`,
+        );
+      }
+    }
+    return this.#reg.addRestriction(ctx, scope, {
+      allow: allow === undefined ? undefined : new Set(allow),
+      deny: deny === undefined ? undefined : new Set(deny),
+    });
+  }
+
+  /**
+   * Adds a deny-only guard for this view's scope (global on an unscoped view). It runs
+   * after the `tools/pre-execute` waterfall allowed a call (global guards first, then the
+   * scope's, in registration order); the first string it returns denies the call, and a
+   * throwing guard denies too. Returns an idempotent disposer.
+   */
+  guard(fn: ToolGuard): () => void {
+    const ctx = this.#ctx;
+    ctx._live('Tools.guard()');
+    if (typeof fn !== 'function') throw new TypeError(`Tools.guard(fn): fn must be a function, got ${describeValue(fn)}.`);
+    return this.#reg.addGuard(ctx, { fn, scope: ctx._scopeKey });
+  }
+
+  /** The stored (frozen) tool `name` resolves to for `scope` (omitted: this view's scope). */
+  get(name: string, scope?: object): Tool | undefined {
+    return this.#reg.resolve(this.#scopeArg(scope, 'get')).byName.get(name);
+  }
+
+  /** The tools `scope` sees (omitted: this view's scope), as a frozen array of stored tools. */
+  visible(scope?: object): readonly Tool[] {
+    return this.#reg.resolve(this.#scopeArg(scope, 'visible')).list;
+  }
+
+  /** Detached `{ name, description, parameters }` of the tools `scope` sees. */
+  schemas(scope?: object): ToolSchema[] {
+    return this.#reg.resolve(this.#scopeArg(scope, 'schemas')).list.map((t) => ({
+      name: t.name,
+      description: t.description,
+      parameters: thawJson(t.parameters) as ToolSchema['parameters'],
+    }));
+  }
+
+  /** Every tool name `scope` knows before restrictions: global names, then its own. */
+  knownNames(scope?: object): string[] {
+    return [...this.#reg.resolve(this.#scopeArg(scope, 'knownNames')).known];
+  }
+
+  /**
+   * Runs one tool call through the pipeline (see the README): resolve → validate →
+   * `tools/pre-execute` → guards → `tools/execute` → `tools/post-execute` →
+   * `tools/result`. Never throws for a bad call: it resolves to a frozen result whose
+   * `error.code` says what went wrong.
+   */
+  execute(call: ToolCall): Promise<ToolResult> {
+    return executeCall(this.#reg, this.#ctx, call);
+  }
+
+  #scopeArg(scope: unknown, method: string): object | undefined {
+    if (scope === undefined) return this.#ctx._scopeKey;
+    if (scope === null || (typeof scope !== 'object' && typeof scope !== 'function') || scope instanceof SystemContext) {
+      throw new TypeError(`Tools.${method}(name?, scope): scope must be a scope key (an object or function) or omitted, got ${describeValue(scope)}; for a context pass scopeOf(ctx).`);
+    }
+    return scope;
+  }
+}
+
+/** Reads `obj[key]` once, turning a throwing getter into a TypeError. */
+function readField(obj: object, key: string, where: string): unknown {
+  try {
+    return (obj as Record<string, unknown>)[key];
+  } catch (err) {
+    throw new TypeError(`${where}: reading "${key}" threw: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+function copyNames(value: unknown, field: string): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (!Array.isArray(value)) throw new TypeError(`Tools.restrict(): ${field} must be an array of tool names, got ${describeValue(value)}.`);
+  const out = Array.from(value as unknown[]);
+  for (const n of out) {
+    if (typeof n !== 'string') throw new TypeError(`Tools.restrict(): ${field} must contain tool names (strings), got ${describeValue(n)}.`);
+  }
+  return out as string[];
+}
+
+/** @internal Snapshots a definition into a deep-frozen stored tool. */
+export function snapshotDefinition(def: unknown): Tool {
+  if (def === null || typeof def !== 'object') {
+    throw new TypeError(`Tools.register(definition): definition must be an object { name, description, parameters, execute }, got ${describeValue(def)}.`);
+  }
+  const name = readField(def, 'name', 'Tools.register');
+  const description = readField(def, 'description', 'Tools.register');
+  const parameters = readField(def, 'parameters', 'Tools.register');
+  const execute = readField(def, 'execute', 'Tools.register');
+  const timeoutMs = readField(def, 'timeoutMs', 'Tools.register');
+  if (typeof name !== 'string' || name.length === 0) {
+    throw new TypeError(`Tools.register(definition): name must be a non-empty string, got ${describeValue(name)}.`);
+  }
+  if (typeof description !== 'string') {
+    throw new TypeError(`Tools.register(${name}): description must be a string, got ${describeValue(description)}.`);
+  }
+  if (typeof execute !== 'function') {
+    throw new TypeError(`Tools.register(${name}): execute must be a function, got ${describeValue(execute)}.`);
+  }
+  if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0 || timeoutMs > 2_147_483_647)) {
+    throw new TypeError(`Tools.register(${name}): timeoutMs must be a positive number of milliseconds, got ${describeValue(timeoutMs)}.`);
+  }
+  let params;
+  try {
+    params = snapshotJson(parameters, 'tool parameters', 'parameters');
+  } catch (err) {
+    if (err instanceof NotLosslessJsonError) {
+      throw new NotLosslessJsonError(`Tools.register(${name}): tool parameters`, err.path, err.reason);
+    }
+    throw err;
+  }
+  if (params === null || typeof params !== 'object' || Array.isArray(params)) {
+    throw new TypeError(`Tools.register(${name}): parameters must be a JSON Schema object, got ${describeValue(params)}.`);
+  }
+  const bound = Object.freeze((execute as (...a: unknown[]) => unknown).bind(def));
+  const tool: Tool = timeoutMs === undefined
+    ? { name, description, parameters: params as JsonObject, execute: bound }
+    : { name, description, parameters: params as JsonObject, execute: bound, timeoutMs: timeoutMs as number };
+  return Object.freeze(tool);
+}
+
+const registries = new WeakMap<Server, ToolRegistry>();
+
+/** @internal The tools registry of `server`, `undefined` when `ToolsPlugin` was not added. */
+export function toolRegistryOf(server: Server): ToolRegistry | undefined {
+  return registries.get(server);
+}
+
+/**
+ * Installs {@link Tools} (and the shared `Events`, once) on the server. Plugin id `tools`.
+ */
+export class ToolsPlugin implements Plugin {
+  /** The plugin id. */
+  readonly id = 'tools';
+
+  /** Installs `Tools` and `Events`. */
+  build(server: Server): void {
+    const bus = installEvents(server);
+    if (registries.has(server)) return;
+    const reg = new ToolRegistry(server, bus);
+    registries.set(server, reg);
+    server.insertGlobalView(Tools, (ctx) => new Tools(reg, ctx));
+  }
+}
+

@@ -171,7 +171,7 @@ export class SystemContext implements AsyncDisposable {
   _findEntry(t: Token): ResourceEntry | undefined {
     const own = this._locals?.get(t);
     if (own !== undefined) return own;
-    for (let c = this.parent?.parent; c !== undefined; c = c.parent) {
+    for (let c = this.parent; c !== undefined; c = c.parent) {
       const e = c._locals?.get(t);
       if (e !== undefined) return e;
     }

@@ -1,0 +1,161 @@
+/**
+ * Quickstart: the context tree of a multi-agent backend (server → agent → session → turn).
+ *
+ * - globals shared by every agent (AppConfig, a tool catalog, the model name),
+ * - locals every agent gets its own instance of (ConversationHistory, AgentMemory),
+ * - two agents (researcher, writer) as root contexts with isolated memory,
+ * - session and turn children, shadowing, outputs, a refused ResMut, and disposal.
+ *
+ * Run: `npm run demo` (or `node .build/examples/quickstart.js --self-test`).
+ */
+import { globalResource, localResource, ParamError, Server, token, type Plugin } from '../src/index.js';
+
+// ------------------------------------------------------------------ resources
+
+/** Read-only configuration shared by every agent. */
+@globalResource()
+class AppConfig {
+  constructor(readonly appName: string) {}
+}
+
+/** A ToolRegistry-like global: one catalog, shared. */
+@globalResource()
+class ToolCatalog {
+  readonly tools = new Map<string, (q: string) => string>();
+}
+
+/** Per-agent chat history (a registered local: one fresh instance per agent). */
+class ConversationHistory {
+  readonly messages: string[] = [];
+}
+
+/** Per-agent long-term memory; closed when the agent's context is disposed. */
+@localResource()
+class AgentMemory implements Disposable {
+  constructor(readonly facts: string[] = []) {}
+  [Symbol.dispose](): void {
+    log(`  AgentMemory with ${this.facts.length} fact(s) disposed`);
+  }
+}
+
+/** A turn's private notes. */
+class Scratchpad {
+  readonly notes: string[] = [];
+}
+
+const MODEL = token<string>('MODEL');
+const AGENT_NAME = token<string>('AGENT_NAME');
+const Answer = token<string>('Answer');
+
+const lines: string[] = [];
+function log(line: string): void {
+  lines.push(line);
+  console.log(line);
+}
+function check(ok: boolean, what: string): void {
+  if (!ok) throw new Error(`quickstart self-check failed: ${what}`);
+}
+
+// ------------------------------------------------------------------ server
+
+/** A tiny plugin: installs the tools in build(), reports in ready(), undoes in cleanup(). */
+const toolsPlugin: Plugin = {
+  id: 'tools',
+  build(server) {
+    const catalog = new ToolCatalog();
+    catalog.tools.set('search', (q) => `3 results for "${q}"`);
+    server.insertGlobal(catalog);
+  },
+  ready(server) {
+    log(`plugin "tools" ready with ${server.getGlobal(ToolCatalog).tools.size} tool(s)`);
+  },
+  cleanup() {
+    log('  plugin "tools" cleaned up');
+  },
+};
+
+const server = new Server();
+server.insertGlobal(new AppConfig('polestar quickstart'));
+server.insertGlobal(MODEL, 'claude-sonnet-4');
+server.registerLocal(ConversationHistory);
+server.registerLocal(AgentMemory, () => new AgentMemory([]));
+server.addPlugins(toolsPlugin);
+await server.finish();
+log('server finished: globals AppConfig, ToolCatalog, MODEL; locals ConversationHistory, AgentMemory');
+
+// ------------------------------------------------------------------ two agents
+
+const researcher = server.createContext();
+researcher.insert(AGENT_NAME, 'researcher');
+const writer = server.createContext();
+writer.insert(AGENT_NAME, 'writer');
+
+check(researcher.get(ToolCatalog) === writer.get(ToolCatalog), 'globals are shared');
+check(researcher.get(AgentMemory) !== writer.get(AgentMemory), 'memory is per agent');
+log(`two agents share one ToolCatalog: ${researcher.get(ToolCatalog) === writer.get(ToolCatalog)}`);
+
+researcher.getMut(AgentMemory).facts.push('polestar is built on inversify');
+log(`researcher memory: ${JSON.stringify(researcher.get(AgentMemory).facts)}`);
+log(`writer memory:     ${JSON.stringify(writer.get(AgentMemory).facts)} (isolated)`);
+check(writer.get(AgentMemory).facts.length === 0, 'writer memory is isolated');
+
+// ------------------------------------------------------------------ session and turn
+
+const session = researcher.child();
+{
+  await using turn = session.child();
+  turn.insert(new Scratchpad());
+  turn.onDispose(() => log('  turn cleanup ran'));
+
+  // Res: own locals, then each ancestor, then the globals.
+  const name = turn.get(AGENT_NAME);
+  const model = turn.get(MODEL);
+  const search = turn.get(ToolCatalog).tools.get('search');
+  turn.getMut(Scratchpad).notes.push(`turn of ${name} using ${model}`);
+  turn.get(ConversationHistory).messages.push(`user: what is polestar?`);
+  log(`turn (depth ${turn.depth}) reads AGENT_NAME=${name} from the agent, MODEL=${model} from the globals`);
+  log(`turn calls a shared tool: ${search?.('polestar')}`);
+
+  // ResMut never walks up: the agent's memory is not this turn's to mutate.
+  try {
+    turn.getMut(AgentMemory);
+  } catch (err) {
+    check(err instanceof ParamError && err.kind === 'ResourceNotFound', 'getMut of a parent local is refused');
+    log(`turn.getMut(AgentMemory) refused:\n  ${(err as Error).message}`);
+  }
+  // A global-marked class is never mutable through a context.
+  try {
+    turn.getMut(AppConfig);
+  } catch (err) {
+    check(err instanceof TypeError, 'getMut of a @globalResource is a TypeError');
+    log(`turn.getMut(AppConfig) refused:\n  ${(err as Error).message}`);
+  }
+
+  // Outputs belong to one context and are never inherited.
+  turn.outputs.insert(Answer, 'polestar is a hierarchical DI container');
+  const last = turn.outputs.takeLast();
+  log(`turn output taken: ${String(last?.value)}`);
+  check(last?.token === Answer && turn.outputs.takeLast() === undefined, 'takeLast takes once');
+  log('leaving the turn block (await using disposes it):');
+}
+
+// ------------------------------------------------------------------ shadowing
+
+const writerSession = writer.child();
+writerSession.insert(MODEL, 'claude-haiku');
+const writerTurn = writerSession.child();
+log(`writer session shadows MODEL: turn sees ${writerTurn.get(MODEL)}, ` +
+  `the writer agent still sees ${writer.get(MODEL)}, the researcher sees ${researcher.get(MODEL)}`);
+check(writerTurn.get(MODEL) === 'claude-haiku' && researcher.get(MODEL) === 'claude-sonnet-4', 'shadowing is local');
+
+// ------------------------------------------------------------------ disposal
+
+log(`live root contexts: ${server.liveContexts}; disposing the server:`);
+await server.dispose();
+check(session.isDisposed && writerTurn.isDisposed, 'server disposal disposes every context');
+log('done: every context, plugin and disposable global released');
+
+if (process.argv.includes('--self-test')) {
+  check(lines.some((l) => l.includes('ResMut never walks up')), 'the ResMut message was printed');
+  console.log('self-test ok');
+}

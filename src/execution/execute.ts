@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { SystemContext } from '../context/system-context.js';
+import { describeValue } from '../context/token.js';
 import { settle } from '../disposal/ownership.js';
 import { runSystemOn } from '../system/run.js';
 import { SystemError } from '../system/system-error.js';
@@ -82,7 +83,7 @@ async function runLoop(ctx: SystemContext, step: LoopStep, counter: Counter): Pr
     try {
       stop = Boolean(await step.until(ctx));
     } catch (err) {
-      throw new SystemError('ExecutionError', step.name, err, `its until(ctx) threw after ${done} iteration(s): ${err instanceof Error ? err.message : String(err)}`);
+      throw new SystemError('ExecutionError', step.name, err, `its until(ctx) threw after ${done} iteration(s): ${err instanceof Error ? err.message : describeValue(err)}`);
     }
     if (stop) return;
     if (done >= step.maxIterations) {

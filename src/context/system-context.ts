@@ -51,6 +51,8 @@ export class SystemContext implements AsyncDisposable {
   _container: Container | undefined;
   /** @internal 0 live, 1 disposing or disposed. */
   _state = LIVE;
+  /** @internal Set once a disposable value was stored as a local (sticky; lets dispose skip a scan). */
+  _mayOwn = false;
   #outputs: Outputs | undefined;
   #cleanups: Ownership | undefined;
   #disposal: Promise<void> | undefined;
@@ -130,6 +132,7 @@ export class SystemContext implements AsyncDisposable {
       locals.delete(t);
     }
     locals.set(t, new ResourceEntry(value, this));
+    if (!this._mayOwn && isDisposable(value)) this._mayOwn = true;
     return prev?.value;
   }
 
@@ -317,9 +320,7 @@ export class SystemContext implements AsyncDisposable {
     if (this._children !== undefined && this._children.size > 0) return true;
     if (this.#cleanups !== undefined && this.#cleanups.size > 0) return true;
     if (this._container !== undefined) return true;
-    const locals = this._locals;
-    if (locals !== undefined) for (const e of locals.values()) if (isDisposable(e.value)) return true;
-    return false;
+    return this._mayOwn && this._locals !== undefined && this._locals.size > 0;
   }
 
   /** The fast path: nothing to await, so release the state and share one resolved promise. */

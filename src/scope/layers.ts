@@ -155,6 +155,13 @@ export class Layers<E> {
     return (scope === undefined ? this.#global : this.#scoped.get(scope))?.entries ?? EMPTY;
   }
 
+  /** The scopes whose own layer holds an entry named `name`. */
+  scopesWith(name: string): object[] {
+    const out: object[] = [];
+    for (const [scope, layer] of this.#scoped) if (layer.entries.has(name)) out.push(scope);
+    return out;
+  }
+
   /** Whether `scope` has a non-empty layer. */
   hasLayer(scope: object): boolean {
     return this.#scoped.has(scope);

@@ -342,11 +342,7 @@ export class Tools {
 
   /** Detached `{ name, description, parameters }` of the tools `scope` sees. */
   schemas(scope?: object): ToolSchema[] {
-    return this.#reg.resolve(this.#scopeArg(scope, 'schemas')).list.map((t) => ({
-      name: t.name,
-      description: t.description,
-      parameters: thawJson(t.parameters) as ToolSchema['parameters'],
-    }));
+    return this.#reg.resolve(this.#scopeArg(scope, 'schemas')).list.map(schemaOf);
   }
 
   /** Every tool name `scope` knows before restrictions: global names, then its own. */
@@ -438,6 +434,16 @@ const registries = new WeakMap<Server, ToolRegistry>();
 /** @internal The tools registry of `server`, `undefined` when `ToolsPlugin` was not added. */
 export function toolRegistryOf(server: Server): ToolRegistry | undefined {
   return registries.get(server);
+}
+
+/** @internal The detached schemas scope `scope` sees, `undefined` when `ToolsPlugin` was not added. */
+export function toolSchemasOf(server: Server, scope: object | undefined): ToolSchema[] | undefined {
+  const reg = registries.get(server);
+  return reg === undefined ? undefined : reg.resolve(scope).list.map(schemaOf);
+}
+
+function schemaOf(t: Tool): ToolSchema {
+  return { name: t.name, description: t.description, parameters: thawJson(t.parameters) as ToolSchema['parameters'] };
 }
 
 /**

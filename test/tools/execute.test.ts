@@ -207,7 +207,7 @@ describe('tools/pre-execute, Approval and guards', () => {
     const approval = {
       approve: async (e: ToolExecution, reason: string | undefined) => {
         asked.push([e.name, reason]);
-        return answers.shift();
+        return answers.shift() as boolean;
       },
     };
     const { server, app } = await toolServer({ id: 'approval', build: (s) => void s.insertGlobal(Approval, approval) });

@@ -1,0 +1,54 @@
+/**
+ * The shapes of the prompts registry.
+ */
+import type { ToolSchema } from '../tools/types.js';
+
+/** What section texts and variable providers are called with. */
+export interface PromptContext {
+  /** The scope being assembled (`undefined`: the global layer). */
+  readonly scope: object | undefined;
+}
+
+/** A section's text: a string, or a function of the assembly's scope. */
+export type SectionText = string | ((context: PromptContext) => string);
+
+/** What `Prompts.section` accepts. */
+export interface SectionDefinition {
+  /** Unique per layer; a scoped section replaces the global one of the same name. */
+  readonly name: string;
+  /** Sections are sorted by `order` (ascending; ties keep registration order). */
+  readonly order: number;
+  readonly text: SectionText;
+}
+
+/** A section in an assembly: its text evaluated. */
+export interface AssembledSection {
+  name: string;
+  order: number;
+  text: string;
+}
+
+/** A variable's value: a string, or a (possibly async) function of the assembly's scope. */
+export type VariableProvider = string | ((context: PromptContext) => string | Promise<string>);
+
+/** What `Prompts.assemble` resolves to (and what `prompt/assemble` listeners transform). */
+export interface PromptAssembly {
+  sections: AssembledSection[];
+  /** Exactly `Tools.schemas(scope)` when `Tools` is installed; `[]` otherwise. */
+  tools: ToolSchema[];
+  variables: Record<string, string>;
+}
+
+/** Options of `Prompts.assemble`. */
+export interface AssembleOptions {
+  /** The scope to assemble for; omitted = the view's own scope. */
+  readonly scope?: object;
+}
+
+/** What `Prompts.protect` accepts. */
+export interface PromptProtection {
+  /** Section names restored to their canonical definition and presence after `prompt/assemble`. */
+  readonly sections?: readonly string[];
+  /** Tool names restored likewise. */
+  readonly tools?: readonly string[];
+}

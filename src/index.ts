@@ -15,4 +15,5 @@ export * from './execution/index.js';
 export * from './container/index.js';
 export * from './events/index.js';
 export * from './tools/index.js';
+export * from './prompts/index.js';
 export * from './agents/index.js';

@@ -1,0 +1,65 @@
+/**
+ * createTestServer: a finished Server with fakes for globals and locals.
+ */
+import { Server } from '../context/server.js';
+import type { Plugin } from '../context/plugin.js';
+import { describeValue, isToken, type Token } from '../context/token.js';
+
+/** A global for a test server: a value (its class is the token) or a `[token, value]` pair. */
+export type TestGlobal = object | readonly [Token, unknown];
+
+/** A local for a test server: a token (its class is the factory) or a `[token, factory]` pair. */
+export type TestLocal = Token | readonly [Token, () => unknown];
+
+/** Options of {@link createTestServer}. */
+export interface TestServerOptions {
+  /** Globals: values (token = `value.constructor`) or `[token, value]` pairs, e.g. fakes. */
+  readonly globals?: readonly TestGlobal[];
+  /** Locals every root context gets: tokens or `[token, factory]` pairs. */
+  readonly locals?: readonly TestLocal[];
+  /** Plugins to add before `finish()`. */
+  readonly plugins?: readonly Plugin[];
+}
+
+/** @internal True for a `[token, x]` pair. */
+export function isPair(v: unknown): v is readonly [Token, unknown] {
+  return Array.isArray(v) && v.length === 2 && isToken(v[0]);
+}
+
+/** @internal Applies `globals`, `locals` and `plugins` to a server that is still open. */
+export function configure(server: Server, options: TestServerOptions, where: string): void {
+  for (const g of options.globals ?? []) {
+    if (isPair(g)) server.insertGlobal(g[0], g[1]);
+    else if (g !== null && typeof g === 'object' && !Array.isArray(g)) server.insertGlobal(g);
+    else throw new TypeError(`${where}: a global must be a value (an object) or a [token, value] pair, got ${describeValue(g)}.`);
+  }
+  for (const l of options.locals ?? []) {
+    if (isPair(l)) server.registerLocal(l[0], l[1] as () => unknown);
+    else if (isToken(l)) server.registerLocal(l);
+    else throw new TypeError(`${where}: a local must be a token or a [token, factory] pair, got ${describeValue(l)}.`);
+  }
+  if (options.plugins !== undefined && options.plugins.length > 0) server.addPlugins(...options.plugins);
+}
+
+/**
+ * Makes a server with the given globals, locals and plugins and awaits `finish()`.
+ *
+ * @example
+ * ```ts
+ * const server = await createTestServer({
+ *   globals: [[ModelClient, new FakeModelClient(['hello'])], new AppConfig('test')],
+ *   locals: [[AgentMemory, () => new FakeMemory()]],
+ * });
+ * ```
+ */
+export async function createTestServer(options: TestServerOptions = {}): Promise<Server> {
+  const server = new Server();
+  try {
+    configure(server, options, 'createTestServer(options)');
+    await server.finish();
+  } catch (err) {
+    await server.dispose().catch(() => undefined);
+    throw err;
+  }
+  return server;
+}

@@ -1,0 +1,13 @@
+/**
+ * polestar/testing: helpers for unit-testing systems and checking that contexts,
+ * scopes and scoped registrations are disposed.
+ *
+ * @packageDocumentation
+ */
+import 'reflect-metadata';
+
+export { createTestServer } from './create-test-server.js';
+export type { TestServerOptions, TestGlobal, TestLocal } from './create-test-server.js';
+export { runSystem } from './run-system.js';
+export type { RunSystemOptions, RunSystemResult } from './run-system.js';
+export { assertNoLeaks, LeakError } from './assert-no-leaks.js';

@@ -35,6 +35,13 @@ export interface Resolved {
   readonly known: readonly string[];
 }
 
+interface Interned {
+  readonly key: string;
+  readonly params: JsonObject;
+  readonly fn: ValidateFunction;
+  refs: number;
+}
+
 const NO_GUARDS: readonly GuardRecord[] = Object.freeze([]);
 
 /** @internal The shared state of the tools of one server. */
@@ -49,8 +56,8 @@ export class ToolRegistry {
   #globalResolved: Resolved | undefined;
   readonly #resolved = new WeakMap<object, Resolved>();
   readonly #ajv = new Ajv({ strict: false, allErrors: false });
-  readonly #validators = new Map<string, { fn: ValidateFunction; refs: number }>();
-  readonly #validatorKey = new WeakMap<Tool, string>();
+  readonly #validators = new Map<string, Interned>();
+  readonly #byParams = new WeakMap<object, Interned>();
 
   constructor(server: Server, bus: EventBus) {
     this.server = server;
@@ -138,42 +145,48 @@ export class ToolRegistry {
     return own(ctx, remove);
   }
 
-  /** Compiles (or shares) the ajv validator of a tool's parameters. */
-  acquireValidator(tool: Tool): void {
-    const key = JSON.stringify(tool.parameters);
+  /**
+   * Interns a tool's parameters: identical schemas (by JSON text) share one deep-frozen
+   * object and one compiled ajv validator, reference-counted and dropped with the last
+   * tool using them. Returns the shared parameters object.
+   */
+  acquireParameters(toolName: string, params: JsonObject): JsonObject {
+    const key = JSON.stringify(params);
     let v = this.#validators.get(key);
     if (v === undefined) {
-      const schema = thawJson(tool.parameters);
+      const schema = thawJson(params);
       if (!this.#ajv.validateSchema(schema)) {
-        throw new TypeError(`tool "${tool.name}": parameters is not a valid JSON Schema: ${this.#ajv.errorsText(this.#ajv.errors, { dataVar: 'parameters' })}`);
+        throw new TypeError(`Tools.register(${toolName}): parameters is not a valid JSON Schema: ${this.#ajv.errorsText(this.#ajv.errors, { dataVar: 'parameters' })}`);
       }
       let fn: ValidateFunction;
       try {
         fn = this.#ajv.compile(schema);
       } catch (err) {
-        throw new TypeError(`tool "${tool.name}": parameters can not be compiled as a JSON Schema: ${err instanceof Error ? err.message : String(err)}`);
+        throw new TypeError(`Tools.register(${toolName}): parameters can not be compiled as a JSON Schema: ${err instanceof Error ? err.message : String(err)}`);
       } finally {
         this.#ajv.removeSchema(schema);
       }
-      v = { fn, refs: 0 };
+      v = { key, params, fn, refs: 0 };
       this.#validators.set(key, v);
+      this.#byParams.set(params, v);
     }
     v.refs++;
-    this.#validatorKey.set(tool, key);
+    return v.params;
   }
 
+  /** Drops one reference to a tool's interned parameters. */
   releaseValidator(tool: Tool): void {
-    const key = this.#validatorKey.get(tool);
-    if (key === undefined) return;
-    this.#validatorKey.delete(tool);
-    const v = this.#validators.get(key);
-    if (v !== undefined && --v.refs === 0) this.#validators.delete(key);
+    const v = this.#byParams.get(tool.parameters);
+    if (v === undefined || v.refs === 0) return;
+    if (--v.refs === 0) {
+      this.#validators.delete(v.key);
+      this.#byParams.delete(v.params);
+    }
   }
 
   /** Validates arguments; returns ajv's message or `undefined` when valid. */
   validate(tool: Tool, args: unknown): string | undefined {
-    const key = this.#validatorKey.get(tool);
-    const v = key === undefined ? undefined : this.#validators.get(key);
+    const v = this.#byParams.get(tool.parameters);
     if (v === undefined) return undefined;
     if (v.fn(args)) return undefined;
     return this.#ajv.errorsText(v.fn.errors, { dataVar: 'arguments' });
@@ -262,8 +275,8 @@ export class Tools {
   register<A = any>(definition: ToolDefinition<A>): () => void {
     const ctx = this.#ctx;
     ctx._live('Tools.register()');
-    const tool = snapshotDefinition(definition);
-    this.#reg.acquireValidator(tool);
+    const snap = snapshotDefinition(definition);
+    const tool = Object.freeze({ ...snap, parameters: this.#reg.acquireParameters(snap.name, snap.parameters) }) as Tool;
     try {
       return this.#reg.layers.add(ctx, tool.name, tool);
     } catch (err) {

@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { ContextDisposedError, Events, Server, createScope, installEvents, scopeOf, type Plugin } from '../../src/index.js';
+import { ContextDisposedError, Events, PromptsPlugin, Server, Tools, ToolsPlugin, createScope, installEvents, scopeOf, type Plugin } from '../../src/index.js';
 
 const eventsPlugin: Plugin = { id: 'events', build: (s) => void installEvents(s) };
 
@@ -21,6 +21,26 @@ describe('Events', () => {
     a.get(Events).on('x', (v: string) => void heard.push(v));
     await b.get(Events).emit(undefined, 'x', 'hello');
     expect(heard).toEqual(['hello']);
+    await server.dispose();
+  });
+
+  test('ToolsPlugin and PromptsPlugin each install Events alone, and together install it once', async () => {
+    for (const plugins of [[new ToolsPlugin()], [new PromptsPlugin()], [new PromptsPlugin(), new ToolsPlugin(), eventsPlugin]]) {
+      const server = new Server();
+      server.addPlugins(...plugins);
+      await server.finish();
+      expect(server.createContext().get(Events)).toBeInstanceOf(Events);
+      await server.dispose();
+    }
+    const server = new Server();
+    server.addPlugins(new ToolsPlugin(), new PromptsPlugin());
+    await server.finish();
+    const app = server.createContext();
+    const seen: string[] = [];
+    app.get(Events).on('tools/result', (e: { name: string }) => void seen.push(e.name));
+    app.get(Tools).register({ name: 'x', description: 'x', parameters: { type: 'object' }, execute: () => 'ok' });
+    await app.child().get(Tools).execute({ callId: '1', name: 'x', arguments: {} });
+    expect(seen).toEqual(['x']);
     await server.dispose();
   });
 

@@ -1,0 +1,134 @@
+/**
+ * `Agent`: a live agent, its own registration scope key, and the one memoized teardown
+ * every disposal path converges on. `AgentHandle`: what `agents.create()` resolves to.
+ */
+import type { SystemContext } from '../context/system-context.js';
+import { settle, throwCollected } from '../disposal/ownership.js';
+import { createScope } from '../scope/scope.js';
+import type { AgentRegistry } from './registry.js';
+
+/**
+ * Where an agent is in its lifecycle:
+ * - `composing`: `setup` is running; the agent is not published (`agents.get(id)` is
+ *   `undefined`) but its id is reserved.
+ * - `published`: in the registry; `agent/created` was (or is being) emitted.
+ * - `disposed`: its teardown started (from its handle, its context, its owner or its
+ *   parent agent). It is no longer in the registry.
+ */
+export type AgentState = 'composing' | 'published' | 'disposed';
+
+/**
+ * A live agent. The agent object is its own scope key: `scopeOf(agent.ctx) === agent`,
+ * so every tool, prompt section, restriction, guard or listener registered through
+ * `agent.ctx` (or a context below it) belongs to this agent's layer and is undone when
+ * the agent is disposed.
+ *
+ * `agent.ctx` is a child of its owner (the context the `Agents` view was resolved from,
+ * or the parent agent's context for a subagent), so `Res` reaches the owner's resources.
+ * It also holds the agent itself as a local under the `Agent` token, so a system running
+ * in any session or turn below it can ask for `Res(Agent)`.
+ *
+ * Agents are made by {@link Agents.create}; the constructor is internal.
+ */
+export class Agent {
+  /** The id, unique among the live agents of a server. */
+  readonly id: string;
+  /** The parent agent of a subagent; `undefined` for a top-level agent. */
+  readonly parent: Agent | undefined;
+  /** The agent's scope context: `scopeOf(agent.ctx) === agent`. */
+  readonly ctx: SystemContext;
+  #state: AgentState = 'composing';
+  readonly #registry: AgentRegistry;
+  readonly #rawDispose: () => Promise<void>;
+  #teardown: Promise<void> | undefined;
+  #onAbort: (() => void) | undefined;
+
+  /** @internal Use `ctx.get(Agents).create(...)`. */
+  constructor(registry: AgentRegistry, id: string, parent: Agent | undefined, owner: SystemContext) {
+    this.#registry = registry;
+    this.id = id;
+    this.parent = parent;
+    const scope = createScope(owner, this);
+    const ctx = scope.ctx;
+    this.ctx = ctx;
+    // The context's own (prototype) disposer, taken before it is replaced below.
+    this.#rawDispose = ctx.dispose.bind(ctx);
+    // Every path that disposes the agent's context (the handle, `scope.dispose()`, the
+    // owner's or the parent's disposal, `await using`) goes through the agent's one
+    // memoized teardown, so each leaves the registry and announces `agent/disposed`
+    // before the scope (and every scoped registration) is unwound.
+    Object.defineProperty(ctx, 'dispose', { value: () => this._dispose(), configurable: true, writable: true });
+    ctx._setLocal(Agent, this);
+  }
+
+  /** Where the agent is in its lifecycle (`disposed` as soon as its context's disposal started). */
+  get state(): AgentState {
+    return this.#state !== 'disposed' && this.ctx.isDisposed ? 'disposed' : this.#state;
+  }
+
+  /** True once the agent's teardown (or its context's disposal) started. */
+  get isDisposed(): boolean {
+    return this.state === 'disposed';
+  }
+
+  /** @internal Marks the agent published (the registry calls it). */
+  _markPublished(): void {
+    if (this.#state === 'composing') this.#state = 'published';
+  }
+
+  /** @internal Called once when a teardown starts before publication. */
+  _onAbort(fn: () => void): void {
+    this.#onAbort = fn;
+  }
+
+  /**
+   * @internal The one memoized teardown: leave the registry (or release the reserved
+   * id), announce `agent/disposed` when the agent was published, then dispose the scope.
+   * Errors (from `agent/disposed` listeners and from the scope's cleanups) are collected
+   * into one AggregateError after everything ran.
+   */
+  _dispose(): Promise<void> {
+    return (this.#teardown ??= this.#runTeardown());
+  }
+
+  async #runTeardown(): Promise<void> {
+    const was = this.#state;
+    this.#state = 'disposed';
+    this.#registry.leave(this);
+    const abort = this.#onAbort;
+    this.#onAbort = undefined;
+    abort?.();
+    const errors: unknown[] = [];
+    if (was === 'published') errors.push(...(await this.#registry.bus.emit(this, 'agent/disposed', [this])));
+    await settle(this.#rawDispose, errors);
+    throwCollected(errors, `agent "${this.id}"`);
+  }
+}
+
+/**
+ * What `agents.create()` resolves to: the published agent and its disposer.
+ *
+ * `dispose()` is memoized (repeated and racing calls share one promise, and so do the
+ * owner's and the parent's disposal): it removes the agent from the registry, emits
+ * `agent/disposed`, then disposes the agent's scope, which disposes its sessions, turns
+ * and subagents and undoes every scoped registration.
+ */
+export class AgentHandle implements AsyncDisposable {
+  /** The agent. */
+  readonly agent: Agent;
+
+  /** @internal Made by `agents.create()`. */
+  constructor(agent: Agent) {
+    this.agent = agent;
+  }
+
+  /** Disposes the agent (memoized; see {@link AgentHandle}). */
+  dispose(): Promise<void> {
+    return this.agent._dispose();
+  }
+
+  /** Same as {@link AgentHandle.dispose}, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.dispose();
+  }
+}

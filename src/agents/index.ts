@@ -1,0 +1,9 @@
+// Agents: the create/dispose transaction, subagents, sessions and turns.
+export { Agents } from './agents.js';
+export type { AgentSetup, CreateAgentOptions } from './agents.js';
+export { Agent, AgentHandle } from './agent.js';
+export type { AgentState } from './agent.js';
+export { AgentsPlugin } from './plugin.js';
+export { AgentError } from './errors.js';
+export { ConversationHistory, Scratchpad, Session, openSession } from './session.js';
+export type { ChatMessage, SessionOptions } from './session.js';

@@ -1,0 +1,150 @@
+/**
+ * Sessions and turns: plain contexts below an agent, with a small helper for the common
+ * pattern (a session keeps its `ConversationHistory`; each turn is a child context with
+ * a fresh `Scratchpad`, disposed when the turn ends).
+ */
+import { SystemContext } from '../context/system-context.js';
+import { describeValue } from '../context/token.js';
+import { Agent } from './agent.js';
+
+/** One message of a conversation. */
+export interface ChatMessage {
+  /** Who said it. */
+  readonly role: 'system' | 'user' | 'assistant' | 'tool';
+  /** What was said (for `tool`, the tool's result content). */
+  readonly content: string;
+  /** For `tool` messages: the tool's name. */
+  readonly name?: string;
+}
+
+/** The messages of one session. A local of the session context. */
+export class ConversationHistory {
+  /** The messages, oldest first. */
+  readonly messages: ChatMessage[] = [];
+
+  /** Appends a message (copied) and returns the number of messages. */
+  append(message: ChatMessage): number {
+    const m: ChatMessage = message.name === undefined
+      ? { role: message.role, content: message.content }
+      : { role: message.role, content: message.content, name: message.name };
+    return this.messages.push(Object.freeze(m));
+  }
+
+  /** Number of messages. */
+  get length(): number {
+    return this.messages.length;
+  }
+}
+
+/** Per-turn working memory. A local of the turn context, gone when the turn ends. */
+export class Scratchpad {
+  /** Free-form notes of the turn. */
+  readonly notes: string[] = [];
+}
+
+/** Options of {@link openSession}. */
+export interface SessionOptions {
+  /** The history to start from (e.g. a restored one); a fresh empty one by default. */
+  readonly history?: ConversationHistory;
+}
+
+/**
+ * A session: a child context of an agent (`session.ctx`, holding the session's
+ * {@link ConversationHistory} as a local) that runs turns. Made by {@link openSession}.
+ *
+ * Disposing the agent disposes its sessions; `session.dispose()` disposes one session
+ * (and any turn still running in it).
+ */
+export class Session implements AsyncDisposable {
+  /** The session context: a child of the agent's context. */
+  readonly ctx: SystemContext;
+  /** The session's history (also `session.ctx.get(ConversationHistory)`). */
+  readonly history: ConversationHistory;
+  #turns = 0;
+
+  /** @internal Use {@link openSession}. */
+  constructor(ctx: SystemContext, history: ConversationHistory) {
+    this.ctx = ctx;
+    this.history = history;
+  }
+
+  /** The agent this session belongs to (`Res(Agent)` from the session context), if any. */
+  get agent(): Agent | undefined {
+    return this.ctx.isDisposed ? undefined : this.ctx.tryGet(Agent);
+  }
+
+  /** Number of turns started so far. */
+  get turnCount(): number {
+    return this.#turns;
+  }
+
+  /** True once the session's context is disposed (or being disposed). */
+  get isDisposed(): boolean {
+    return this.ctx.isDisposed;
+  }
+
+  /**
+   * Runs one turn: makes a child context of the session holding a fresh
+   * {@link Scratchpad}, calls `fn(turnCtx, session)`, then disposes the turn context
+   * (whether `fn` succeeded or not) and resolves to what `fn` returned. Systems run with
+   * `turnCtx.run(...)` / `turnCtx.execute(...)` read the session's history and the
+   * agent's resources through `Res`, and `ResMut(Scratchpad)` is the turn's own.
+   *
+   * Turns may overlap; each has its own context. A failure of `fn` rejects after the turn
+   * was disposed; a failure of the turn's disposal rejects when `fn` succeeded.
+   */
+  async turn<R>(fn: (turnCtx: SystemContext, session: Session) => R | Promise<R>): Promise<Awaited<R>> {
+    if (typeof fn !== 'function') throw new TypeError(`session.turn(fn): fn must be a function (turnCtx) => result, got ${describeValue(fn)}.`);
+    const turnCtx = this.ctx.child();
+    turnCtx.insert(new Scratchpad());
+    this.#turns++;
+    let result: Awaited<R>;
+    try {
+      result = await fn(turnCtx, this);
+    } catch (err) {
+      await turnCtx.dispose().catch(() => undefined);
+      throw err;
+    }
+    await turnCtx.dispose();
+    return result;
+  }
+
+  /** Disposes the session context (memoized, like every context). */
+  dispose(): Promise<void> {
+    return this.ctx.dispose();
+  }
+
+  /** Same as {@link Session.dispose}, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.dispose();
+  }
+}
+
+/**
+ * Opens a session under an agent (or under any context): `session.ctx` is a child of
+ * `agent.ctx` holding a {@link ConversationHistory} local, so it is disposed with the
+ * agent and its turns see the agent's scope (tools, prompts, listeners).
+ *
+ * @example
+ * ```ts
+ * const session = openSession(handle.agent);
+ * await session.turn(async (turnCtx) => {
+ *   session.history.append({ role: 'user', content: 'hello' });
+ *   turnCtx.getMut(Scratchpad).notes.push('greeted');
+ * });
+ * session.history.length; // 1 — the turn (and its Scratchpad) is gone, the history stays
+ * ```
+ */
+export function openSession(owner: Agent | SystemContext, options?: SessionOptions): Session {
+  const parent = owner instanceof Agent ? owner.ctx : owner;
+  if (!(parent instanceof SystemContext)) {
+    throw new TypeError(`openSession(owner): owner must be an Agent or a SystemContext, got ${describeValue(owner)}.`);
+  }
+  const history = options?.history ?? new ConversationHistory();
+  if (!(history instanceof ConversationHistory)) {
+    throw new TypeError(`openSession(owner, { history }): history must be a ConversationHistory, got ${describeValue(history)}.`);
+  }
+  const ctx = parent.child();
+  ctx.insert(ConversationHistory, history);
+  return new Session(ctx, history);
+}

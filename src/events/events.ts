@@ -7,6 +7,7 @@ import { SystemContext } from '../context/system-context.js';
 import type { Server } from '../context/server.js';
 import { describeValue } from '../context/token.js';
 import { EventBus, type Listener, type ListenerRecord } from './bus.js';
+import { ownedBy } from '../disposal/owned.js';
 
 /** Options of {@link Events.on}. */
 export interface ListenOptions {
@@ -80,19 +81,7 @@ export class Events {
     const ctx = this.#ctx;
     ctx._live(`Events.on("${name}")`);
     const rec: ListenerRecord = { name, fn: listener, scope: ctx._scopeKey, global, ctx, removed: false };
-    const remove = this.#bus.add(rec, prepend);
-    let unown: (() => void) | undefined;
-    try {
-      unown = ctx.onDispose(remove);
-    } catch (err) {
-      remove();
-      throw err;
-    }
-    return () => {
-      unown?.();
-      unown = undefined;
-      remove();
-    };
+    return ownedBy(ctx, this.#bus.add(rec, prepend));
   }
 
   /**

@@ -21,6 +21,7 @@ import type {
   SectionText,
   VariableProvider,
 } from './types.js';
+import { ownedBy } from '../disposal/owned.js';
 
 /** A prompt could not be assembled or rendered (unknown variable, bad section text, malformed assembly). */
 export class PromptError extends Error {
@@ -93,18 +94,7 @@ export class PromptRegistry {
       if (next.length === 0) this.scopedProtections.delete(scope);
       else this.scopedProtections.set(scope, next);
     };
-    let unown: (() => void) | undefined;
-    try {
-      unown = ctx.onDispose(remove);
-    } catch (err) {
-      remove();
-      throw err;
-    }
-    return () => {
-      unown?.();
-      unown = undefined;
-      remove();
-    };
+    return ownedBy(ctx, remove);
   }
 }
 

@@ -14,6 +14,7 @@ import { Layers, RegistrationError, scopeLabel } from '../scope/layers.js';
 import { NotLosslessJsonError, snapshotJson, thawJson, type JsonObject } from './lossless-json.js';
 import { executeCall } from './pipeline.js';
 import type { Tool, ToolCall, ToolDefinition, ToolGuard, ToolResult, ToolRestriction, ToolSchema } from './types.js';
+import { ownedBy } from '../disposal/owned.js';
 
 /** @internal One restriction of a scope. */
 interface RestrictionRecord {
@@ -124,7 +125,7 @@ export class ToolRegistry {
       else this.#restrictions.set(scope, next);
       this.#restrictionVersion++;
     };
-    return own(ctx, remove);
+    return ownedBy(ctx, remove);
   }
 
   addGuard(ctx: SystemContext, rec: GuardRecord): () => void {
@@ -142,7 +143,7 @@ export class ToolRegistry {
       if (next.length === 0) this.scopedGuards.delete(scope);
       else this.scopedGuards.set(scope, next);
     };
-    return own(ctx, remove);
+    return ownedBy(ctx, remove);
   }
 
   /**
@@ -207,21 +208,6 @@ function passes(name: string, restrictions: readonly RestrictionRecord[] | undef
   return true;
 }
 
-/** Makes `ctx` own `remove` and returns an idempotent disposer. */
-function own(ctx: SystemContext, remove: () => void): () => void {
-  let unown: (() => void) | undefined;
-  try {
-    unown = ctx.onDispose(remove);
-  } catch (err) {
-    remove();
-    throw err;
-  }
-  return () => {
-    unown?.();
-    unown = undefined;
-    remove();
-  };
-}
 
 /**
  * The tools registry and the token it is installed under (by {@link ToolsPlugin}).

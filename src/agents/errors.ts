@@ -8,6 +8,7 @@
  * the original error when there is one.
  */
 export class AgentError extends Error {
+  /** Always `'AgentError'`. */
   override readonly name = 'AgentError';
   /** The id of the agent the failed transaction was about. */
   readonly agentId: string;

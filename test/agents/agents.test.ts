@@ -519,6 +519,20 @@ describe('subagents', () => {
 });
 
 describe('scopes below an agent', () => {
+  test('ownership follows the view: an agent created through a turn\'s view is disposed with the turn', async () => {
+    const server = await agentServer();
+    const lead = await server.createContext().get(Agents).create({ id: 'lead' });
+    const turn = lead.agent.ctx.child().child();
+    const temp = await turn.get(Agents).create({ id: 'temp' });
+    expect(temp.agent.ctx.parent).toBe(turn);
+    expect(temp.agent.parent).toBeUndefined();
+    await turn.dispose();
+    expect(temp.agent.isDisposed).toBe(true);
+    expect(turn.server.createContext().get(Agents).get('temp')).toBeUndefined();
+    expect(lead.agent.isDisposed).toBe(false);
+    await server.dispose();
+  });
+
   test('a nested createScope under agent.ctx replaces the tag, the Agent association is inherited', async () => {
     const server = await agentServer();
     const h = await server.createContext().get(Agents).create({ id: 'a' });

@@ -12,6 +12,7 @@
 import 'reflect-metadata';
 import { Container } from 'inversify';
 import { Server, type SystemContext } from '../src/index.js';
+import { gc, nsPerOp } from './measure.js';
 import type { BenchReport, BenchRow } from './report.js';
 
 class AppConfig {
@@ -29,28 +30,6 @@ const scratch = new Scratchpad();
 const DONE: Promise<void> = Promise.resolve();
 
 // ------------------------------------------------------------------ timing helpers
-
-function now(): number {
-  return Number(process.hrtime.bigint());
-}
-
-/** Median ns per op over `rounds` rounds of `n` ops (after one warm-up round). */
-async function nsPerOp(n: number, rounds: number, loop: (n: number) => unknown): Promise<number> {
-  gc();
-  await loop(Math.min(n, 20_000));
-  const samples: number[] = [];
-  for (let r = 0; r < rounds; r++) {
-    const t0 = now();
-    await loop(n);
-    samples.push((now() - t0) / n);
-  }
-  samples.sort((a, b) => a - b);
-  return samples[Math.floor(samples.length / 2)];
-}
-
-function gc(): void {
-  (globalThis as { gc?: () => void }).gc?.();
-}
 
 // ------------------------------------------------------------------ polestar
 

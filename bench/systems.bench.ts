@@ -8,6 +8,7 @@
 import 'reflect-metadata';
 import { Container, inject, injectable } from 'inversify';
 import { res, resMut, Res, ResMut, Server, system, token, type SystemContext } from '../src/index.js';
+import { gc, now, nsPerOp } from './measure.js';
 import type { BenchReport, BenchRow } from './report.js';
 
 class AppConfig {
@@ -40,28 +41,6 @@ class RawWorker {
 }
 
 // ------------------------------------------------------------------ timing helpers
-
-function now(): number {
-  return Number(process.hrtime.bigint());
-}
-
-function gc(): void {
-  (globalThis as { gc?: () => void }).gc?.();
-}
-
-/** Median ns per op over `rounds` rounds of `n` ops (after one warm-up round). */
-async function nsPerOp(n: number, rounds: number, loop: (n: number) => unknown): Promise<number> {
-  gc();
-  await loop(Math.min(n, 20_000));
-  const samples: number[] = [];
-  for (let r = 0; r < rounds; r++) {
-    const t0 = now();
-    await loop(n);
-    samples.push((now() - t0) / n);
-  }
-  samples.sort((a, b) => a - b);
-  return samples[Math.floor(samples.length / 2)];
-}
 
 /** Median ns per op of `a` and of `b`, measured in alternating rounds so drift hits both. */
 async function pair(n: number, rounds: number, a: (n: number) => unknown, b: (n: number) => unknown): Promise<[number, number]> {

@@ -12,29 +12,8 @@
  */
 import 'reflect-metadata';
 import { Server, Tools, ToolsPlugin, createScope, type Scope, type ToolDefinition } from '../src/index.js';
+import { gc, nsPerOp } from './measure.js';
 import type { BenchReport, BenchRow } from './report.js';
-
-function now(): number {
-  return Number(process.hrtime.bigint());
-}
-
-function gc(): void {
-  (globalThis as { gc?: () => void }).gc?.();
-}
-
-/** Median ns per op over `rounds` rounds of `n` ops (after one warm-up round). */
-async function nsPerOp(n: number, rounds: number, loop: (n: number) => unknown): Promise<number> {
-  gc();
-  await loop(Math.min(n, 20_000));
-  const samples: number[] = [];
-  for (let r = 0; r < rounds; r++) {
-    const t0 = now();
-    await loop(n);
-    samples.push((now() - t0) / n);
-  }
-  samples.sort((a, b) => a - b);
-  return samples[Math.floor(samples.length / 2)];
-}
 
 const params = { type: 'object', properties: { q: { type: 'string' } } };
 

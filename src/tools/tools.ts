@@ -45,6 +45,13 @@ interface Interned {
 
 const NO_GUARDS: readonly GuardRecord[] = Object.freeze([]);
 
+/**
+ * How many compiled validators whose last tool went away are kept for reuse. Agents
+ * typically register the same few schemas over and over; compiling one with ajv costs
+ * hundreds of microseconds, keeping one costs a few KB, so a small bounded LRU pays.
+ */
+const RELEASED_VALIDATORS_MAX = 256;
+
 /** @internal The shared state of the tools of one server. */
 export class ToolRegistry {
   readonly server: Server;
@@ -58,6 +65,8 @@ export class ToolRegistry {
   readonly #resolved = new WeakMap<object, Resolved>();
   readonly #ajv = new Ajv({ strict: false, allErrors: false });
   readonly #validators = new Map<string, Interned>();
+  /** Validators no live tool uses, least recently released first (an LRU of at most {@link RELEASED_VALIDATORS_MAX}). */
+  readonly #released = new Map<string, Interned>();
   readonly #byParams = new WeakMap<object, Interned>();
 
   constructor(server: Server, bus: EventBus) {
@@ -148,12 +157,19 @@ export class ToolRegistry {
 
   /**
    * Interns a tool's parameters: identical schemas (by JSON text) share one deep-frozen
-   * object and one compiled ajv validator, reference-counted and dropped with the last
-   * tool using them. Returns the shared parameters object.
+   * object and one compiled ajv validator, reference-counted. When the last tool using
+   * them goes away they move to a bounded LRU of released validators, so registering the
+   * same schema again soon (the next agent with the same tools) reuses the compiled
+   * validator instead of compiling it again. Returns the shared parameters object.
    */
   acquireParameters(toolName: string, params: JsonObject): JsonObject {
     const key = JSON.stringify(params);
     let v = this.#validators.get(key);
+    if (v === undefined && (v = this.#released.get(key)) !== undefined) {
+      this.#released.delete(key);
+      this.#validators.set(key, v);
+      this.#byParams.set(v.params, v);
+    }
     if (v === undefined) {
       const schema = thawJson(params);
       if (!this.#ajv.validateSchema(schema)) {
@@ -175,13 +191,22 @@ export class ToolRegistry {
     return v.params;
   }
 
-  /** Drops one reference to a tool's interned parameters. */
+  /**
+   * Drops one reference to a tool's interned parameters. The last one moves the
+   * validator from the live set to the released LRU, evicting the least recently
+   * released one beyond {@link RELEASED_VALIDATORS_MAX}.
+   */
   releaseValidator(tool: Tool): void {
     const v = this.#byParams.get(tool.parameters);
     if (v === undefined || v.refs === 0) return;
     if (--v.refs === 0) {
       this.#validators.delete(v.key);
       this.#byParams.delete(v.params);
+      this.#released.set(v.key, v);
+      if (this.#released.size > RELEASED_VALIDATORS_MAX) {
+        const oldest = this.#released.keys().next();
+        if (oldest.done !== true) this.#released.delete(oldest.value);
+      }
     }
   }
 
@@ -193,9 +218,14 @@ export class ToolRegistry {
     return this.#ajv.errorsText(v.fn.errors, { dataVar: 'arguments' });
   }
 
-  /** Number of compiled validators currently held (for tests). */
+  /** Number of compiled validators used by live tools (for tests). */
   get validatorCount(): number {
     return this.#validators.size;
+  }
+
+  /** Number of released validators kept for reuse, at most {@link RELEASED_VALIDATORS_MAX} (for tests). */
+  get releasedValidatorCount(): number {
+    return this.#released.size;
   }
 }
 

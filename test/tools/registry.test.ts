@@ -204,6 +204,44 @@ describe('Tools registration and resolution', () => {
     expect(reg.validatorCount).toBe(1);
     await server.dispose();
   });
+
+  test('a released validator is kept in a bounded LRU and reused when the schema comes back', async () => {
+    const { server, app } = await toolServer();
+    const { toolRegistryOf } = await import('../../src/tools/tools.js');
+    const reg = toolRegistryOf(server) as NonNullable<ReturnType<typeof toolRegistryOf>>;
+    const schemaOf = (i: number) => ({ type: 'object', properties: { [`p${i}`]: { type: 'string' } }, required: [`p${i}`] });
+    const scope = createScope(app, { id: 'agent-1' });
+    scope.ctx.get(Tools).register({ ...tool('a'), parameters: schemaOf(0) });
+    const first = scope.ctx.get(Tools).visible()[0].parameters;
+    await scope.dispose();
+    expect(reg.validatorCount).toBe(0);
+    expect(reg.releasedValidatorCount).toBe(1);
+
+    // The next agent with the same schema takes the validator back out of the LRU, and it still validates.
+    const again = createScope(app, { id: 'agent-2' });
+    again.ctx.get(Tools).register({ ...tool('a'), parameters: schemaOf(0) });
+    expect(reg.validatorCount).toBe(1);
+    expect(reg.releasedValidatorCount).toBe(0);
+    expect(again.ctx.get(Tools).visible()[0].parameters).toBe(first);
+    const bad = await again.ctx.get(Tools).execute({ callId: 'c1', name: 'a', arguments: { p0: 1 } });
+    expect(bad.error?.code).toBe('INVALID_ARGS');
+    const ok = await again.ctx.get(Tools).execute({ callId: 'c2', name: 'a', arguments: { p0: 'x' } });
+    expect(ok.isError).toBe(false);
+    await again.dispose();
+
+    // Many distinct schemas released: the LRU stays bounded and keeps the most recent ones.
+    const offs = Array.from({ length: 300 }, (_, i) => app.get(Tools).register({ ...tool(`t${i}`), parameters: schemaOf(i) }));
+    expect(reg.validatorCount).toBe(300);
+    offs.forEach((off) => off());
+    expect(reg.validatorCount).toBe(0);
+    expect(reg.releasedValidatorCount).toBe(256);
+    app.get(Tools).register({ ...tool('recent'), parameters: schemaOf(299) });
+    expect(reg.releasedValidatorCount).toBe(255);
+    app.get(Tools).register({ ...tool('evicted'), parameters: schemaOf(1) });
+    expect(reg.releasedValidatorCount).toBe(255);
+    expect(reg.validatorCount).toBe(2);
+    await server.dispose();
+  });
 });
 
 describe('Tools.restrict', () => {

@@ -18,6 +18,7 @@ const prefixes: Record<ParamErrorKind, string> = {
  * and may add a hint after.
  */
 export class ParamError extends Error {
+  /** Always `'ParamError'`; check {@link ParamError.kind} for which rule failed. */
   override readonly name = 'ParamError';
   /** Which rule failed. */
   readonly kind: ParamErrorKind;
@@ -38,6 +39,7 @@ export class ParamError extends Error {
 
 /** A context (or a server) was used after its disposal started. */
 export class ContextDisposedError extends Error {
+  /** Always `'ContextDisposedError'`. */
   override readonly name = 'ContextDisposedError';
   /**
    * @param what - the method or property that was used, e.g. `get(AppConfig)`.
@@ -53,10 +55,12 @@ export class ContextDisposedError extends Error {
 
 /** A Server method was called in the wrong phase of its lifecycle. */
 export class ServerError extends Error {
+  /** `'ServerError'`, or the subclass's name (e.g. `'ServerBuildError'`). */
   override readonly name: string = 'ServerError';
 }
 
 /** `server.finish()` failed: a plugin dependency is missing or circular, or a plugin threw. */
 export class ServerBuildError extends ServerError {
+  /** Always `'ServerBuildError'`. */
   override readonly name = 'ServerBuildError';
 }

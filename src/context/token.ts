@@ -15,7 +15,10 @@ declare const tokenBrand: unique symbol;
  * It is a plain `symbol` at run time, so it also works as an inversify service
  * identifier (`@inject(API_KEY)`).
  */
-export type TokenSymbol<T> = symbol & { readonly [tokenBrand]?: T };
+export type TokenSymbol<T> = symbol & {
+  /** Type-level only (never present at run time): carries `T` so `ctx.get(token)` is typed. */
+  readonly [tokenBrand]?: T;
+};
 
 /** A resource key: a class or a {@link TokenSymbol}. */
 export type Token<T = unknown> = Class<T> | TokenSymbol<T>;

@@ -25,6 +25,7 @@ import { ownedBy } from '../disposal/owned.js';
 
 /** A prompt could not be assembled or rendered (unknown variable, bad section text, malformed assembly). */
 export class PromptError extends Error {
+  /** Always `'PromptError'`. */
   override readonly name = 'PromptError';
 }
 

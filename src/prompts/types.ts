@@ -18,13 +18,21 @@ export interface SectionDefinition {
   readonly name: string;
   /** Sections are sorted by `order` (ascending; ties keep registration order). */
   readonly order: number;
+  /**
+   * The section's text (may contain `{{variable}}` placeholders, filled in by
+   * `Prompts.render`). A function is called on every assembly with the assembled scope
+   * and must return a string.
+   */
   readonly text: SectionText;
 }
 
 /** A section in an assembly: its text evaluated. */
 export interface AssembledSection {
+  /** The section's name (from its {@link SectionDefinition}). */
   name: string;
+  /** Its sort key; sections appear in ascending `order`. */
   order: number;
+  /** The evaluated text; `{{variable}}` placeholders are still in it until `Prompts.render`. */
   text: string;
 }
 
@@ -33,9 +41,11 @@ export type VariableProvider = string | ((context: PromptContext) => string | Pr
 
 /** What `Prompts.assemble` resolves to (and what `prompt/assemble` listeners transform). */
 export interface PromptAssembly {
+  /** The visible sections of the scope (a scoped section replaces the global one of the same name), sorted by `order`. */
   sections: AssembledSection[];
   /** Exactly `Tools.schemas(scope)` when `Tools` is installed; `[]` otherwise. */
   tools: ToolSchema[];
+  /** The variables visible to the scope, by name, with their providers evaluated to strings. */
   variables: Record<string, string>;
 }
 

@@ -8,6 +8,7 @@ import type { SystemContext } from '../context/system-context.js';
 
 /** A registration refused because of a registry rule (duplicate name, reserved name, ...). */
 export class RegistrationError extends Error {
+  /** Always `'RegistrationError'`. */
   override readonly name = 'RegistrationError';
 }
 

@@ -18,6 +18,7 @@ const prefixes: Record<SystemErrorKind, string> = {
  * non-Error value, kept as `cause`), or a `loop` / its `until` failed.
  */
 export class SystemError extends Error {
+  /** Always `'SystemError'`; check {@link SystemError.kind} for the phase that failed. */
   override readonly name = 'SystemError';
   /** Which phase failed. */
   readonly kind: SystemErrorKind;

@@ -7,6 +7,7 @@ import type { SystemContext } from '../context/system-context.js';
 
 /** Thrown by {@link assertNoLeaks}; `leaks` lists what is still alive. */
 export class LeakError extends Error {
+  /** Always `'LeakError'`; the live items are in {@link LeakError.leaks}. */
   override readonly name = 'LeakError';
   /** One description per live context, scope or registration. */
   readonly leaks: readonly string[];

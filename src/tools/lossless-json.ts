@@ -14,6 +14,7 @@ export interface JsonObject {
 
 /** A value is not losslessly JSON-serializable; `path` says where (e.g. `parameters.properties.q`). */
 export class NotLosslessJsonError extends TypeError {
+  /** Always `'NotLosslessJsonError'`. */
   override readonly name = 'NotLosslessJsonError';
   /** Where the offending value sits. */
   readonly path: string;

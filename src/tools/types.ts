@@ -27,18 +27,28 @@ export interface ToolDefinition<A = any> {
 
 /** A stored tool: a deep-frozen snapshot of a definition. */
 export interface Tool {
+  /** The model-facing name the tool was registered under; unique within its layer. */
   readonly name: string;
+  /** The model-facing description, as given in the definition. */
   readonly description: string;
+  /**
+   * The deep-frozen JSON Schema of the arguments. Tools with identical schemas (same JSON
+   * text) share one object and one compiled validator.
+   */
   readonly parameters: JsonSchema;
   /** The definition's `execute`, bound to the definition object. */
   readonly execute: (args: any, execution: ToolExecution) => unknown;
+  /** Calls are aborted with code `TIMEOUT` after this many milliseconds; absent: no timeout. */
   readonly timeoutMs?: number;
 }
 
 /** The model-facing projection of a tool; detached (a fresh copy on every read). */
 export interface ToolSchema {
+  /** The name the model must use in its tool call. */
   name: string;
+  /** What the tool does, shown to the model. */
   description: string;
+  /** A mutable copy of the tool's JSON Schema of the arguments. */
   parameters: { [key: string]: JsonValue };
 }
 
@@ -46,6 +56,7 @@ declare const tokenBrand: unique symbol;
 
 /** An opaque, frozen, property-free identity minted by the registry for each execution. */
 export interface ToolExecutionToken {
+  /** Type-level brand only (absent at run time): keeps other objects from passing as a token. */
   readonly [tokenBrand]: 'ToolExecutionToken';
 }
 
@@ -72,12 +83,15 @@ export interface ToolCall {
 export interface ToolExecution {
   /** Fresh for every execution; callers can not choose it. */
   readonly token: ToolExecutionToken;
+  /** The model's call id, from {@link ToolCall.callId}. */
   readonly callId: string;
+  /** The name of the tool being executed. */
   readonly name: string;
   /** Detached, deep-frozen arguments (`undefined` when they were not lossless JSON). */
   readonly arguments: JsonValue | undefined;
   /** The scope the tool was resolved in (`undefined`: the global layer). */
   readonly scope: object | undefined;
+  /** The token of the enclosing execution for a nested call; `undefined` for a top-level call. */
   readonly parent: ToolExecutionToken | undefined;
   /**
    * Aborted when the caller's signal aborts or the tool's `timeoutMs` elapses;
@@ -91,6 +105,7 @@ export type ToolErrorCode = 'UNKNOWN_TOOL' | 'INVALID_ARGS' | 'DENIED' | 'TIMEOU
 
 /** The outcome of `Tools.execute`. Frozen. */
 export interface ToolResult {
+  /** The call id of the {@link ToolCall}, echoed so the model can match the result. */
   readonly callId: string;
   /**
    * The text for the model. A string returned by the tool is used as is; `undefined`
@@ -98,20 +113,50 @@ export interface ToolResult {
    * `Error: <reason>`.
    */
   readonly content: string;
+  /** `true` when the call failed; {@link ToolResult.error} then says why. */
   readonly isError: boolean;
-  readonly error?: { readonly code: ToolErrorCode; readonly message: string };
+  /** Why the call failed; present exactly when `isError` is `true`. */
+  readonly error?: {
+    /** The failure category. */
+    readonly code: ToolErrorCode;
+    /** A human-readable reason (also the text after `Error: ` in `content`). */
+    readonly message: string;
+  };
 }
 
 /** A `tools/pre-execute` decision. */
 export type PreExecuteDecision =
-  | { readonly kind: 'allow' }
-  | { readonly kind: 'deny'; readonly reason: string }
-  | { readonly kind: 'ask'; readonly reason?: string };
+  | {
+      /** Let the call proceed. */
+      readonly kind: 'allow';
+    }
+  | {
+      /** Refuse the call; it fails with code `DENIED`. */
+      readonly kind: 'deny';
+      /** Why; becomes the error message (content `Error: <reason>`). */
+      readonly reason: string;
+    }
+  | {
+      /** Run the call only if the `Approval` resource grants it (returns exactly `true`); otherwise it fails with code `DENIED`. */
+      readonly kind: 'ask';
+      /** Why approval is needed; passed to `Approval.approve`. */
+      readonly reason?: string;
+    };
 
 /** A `tools/post-execute` decision. */
 export type PostExecuteDecision =
-  | { readonly kind: 'accept'; readonly content?: unknown }
-  | { readonly kind: 'block'; readonly reason: string };
+  | {
+      /** Keep the result (the default when no listener changes the decision). */
+      readonly kind: 'accept';
+      /** Replaces the result's content (normalized like a tool's return value); absent keeps the tool's own. */
+      readonly content?: unknown;
+    }
+  | {
+      /** Withhold the result from the model; the call fails with code `DENIED`. */
+      readonly kind: 'block';
+      /** Why; becomes the error message (content `Error: <reason>`). */
+      readonly reason: string;
+    };
 
 /** The function `tools/execute` listeners wrap, replace or short-circuit. */
 export type ToolCallFunction = (execution: ToolExecution) => Promise<unknown>;

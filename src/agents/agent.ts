@@ -3,7 +3,7 @@
  * every disposal path converges on. `AgentHandle`: what `agents.create()` resolves to.
  */
 import type { SystemContext } from '../context/system-context.js';
-import { settle, throwCollected } from '../disposal/ownership.js';
+import { throwCollected } from '../disposal/ownership.js';
 import { createScope } from '../scope/scope.js';
 import type { AgentRegistry } from './registry.js';
 
@@ -39,8 +39,6 @@ export class Agent {
   readonly ctx: SystemContext;
   #state: AgentState = 'composing';
   readonly #registry: AgentRegistry;
-  readonly #rawDispose: () => Promise<void>;
-  #teardown: Promise<void> | undefined;
   #onAbort: (() => void) | undefined;
 
   /** @internal Use `ctx.get(Agents).create(...)`. */
@@ -51,14 +49,17 @@ export class Agent {
     const scope = createScope(owner, this);
     const ctx = scope.ctx;
     this.ctx = ctx;
-    // The context's own (prototype) disposer, taken before it is replaced below.
-    this.#rawDispose = ctx.dispose.bind(ctx);
     // Every path that disposes the agent's context (the handle, `scope.dispose()`, the
-    // owner's or the parent's disposal, `await using`) goes through the agent's one
-    // memoized teardown, so each leaves the registry and announces `agent/disposed`
+    // owner's or the parent's disposal, `await using`) is the context's one memoized
+    // disposal, whose first step leaves the registry and announces `agent/disposed`
     // before the scope (and every scoped registration) is unwound.
-    Object.defineProperty(ctx, 'dispose', { value: () => this._dispose(), configurable: true, writable: true });
+    ctx._prelude = () => this.#announceEnd();
     ctx._setLocal(Agent, this);
+  }
+
+  /** How the agent reads in messages: `agent "<id>"`. */
+  toString(): string {
+    return `agent "${this.id}"`;
   }
 
   /** Where the agent is in its lifecycle (`disposed` as soon as its context's disposal started). */
@@ -82,26 +83,24 @@ export class Agent {
   }
 
   /**
-   * @internal The one memoized teardown: leave the registry (or release the reserved
-   * id), announce `agent/disposed` when the agent was published, then dispose the scope.
-   * Errors (from `agent/disposed` listeners and from the scope's cleanups) are collected
-   * into one AggregateError after everything ran.
+   * @internal The one memoized teardown: disposing `agent.ctx`. Its first step (the
+   * context's prelude) leaves the registry (or releases the reserved id) and announces
+   * `agent/disposed` when the agent was published; then the scope is disposed. Errors
+   * (from `agent/disposed` listeners and from the scope's cleanups) are collected into
+   * one AggregateError after everything ran.
    */
   _dispose(): Promise<void> {
-    return (this.#teardown ??= this.#runTeardown());
+    return this.ctx.dispose();
   }
 
-  async #runTeardown(): Promise<void> {
+  async #announceEnd(): Promise<void> {
     const was = this.#state;
     this.#state = 'disposed';
     this.#registry.leave(this);
     const abort = this.#onAbort;
     this.#onAbort = undefined;
     abort?.();
-    const errors: unknown[] = [];
-    if (was === 'published') errors.push(...(await this.#registry.bus.emit(this, 'agent/disposed', [this])));
-    await settle(this.#rawDispose, errors);
-    throwCollected(errors, `agent "${this.id}"`);
+    if (was === 'published') throwCollected(await this.#registry.bus.emit(this, 'agent/disposed', [this]), `agent "${this.id}"`);
   }
 }
 

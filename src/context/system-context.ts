@@ -51,6 +51,15 @@ export class SystemContext implements AsyncDisposable {
   _container: Container | undefined;
   /** @internal 0 live, 1 disposing or disposed. */
   _state = LIVE;
+  /**
+   * @internal The first step of this context's disposal, run once before its children
+   * are disposed: how a scope owner such as an agent leaves its registry and announces
+   * its end, whichever path disposes the context. When the context's own `dispose()`
+   * starts the disposal it runs while the context is still live; when an ancestor's
+   * disposal reaches it, the subtree was already marked disposed. A rejection is
+   * collected with the other disposal errors.
+   */
+  _prelude: Cleanup | undefined;
   /** @internal Set once a disposable value was stored as a local (sticky; lets dispose skip a scan). */
   _mayOwn = false;
   #outputs: Outputs | undefined;
@@ -77,7 +86,7 @@ export class SystemContext implements AsyncDisposable {
 
   /** @internal A short description for messages, e.g. `context at depth 2 (scope researcher)`. */
   describe(): string {
-    return `context at depth ${this.depth}${this._scopeKey ? ` (scope ${scopeLabel(this._scopeKey)})` : ''}`;
+    return `context at depth ${this.depth}${this._scopeKey ? ` (${scopeLabel(this._scopeKey)})` : ''}`;
   }
 
   /** A new child context: no locals, no outputs, the same globals, owned by this one. */
@@ -296,6 +305,11 @@ export class SystemContext implements AsyncDisposable {
    */
   dispose(): Promise<void> {
     if (this.#disposal === undefined) {
+      const prelude = this._prelude;
+      if (prelude !== undefined) {
+        this._prelude = undefined;
+        return (this.#disposal = this.#disposeAfter(prelude));
+      }
       this._markTree();
       this.#disposal = this.#hasDisposalWork() ? this.#runDispose() : this.#finishDispose();
     }
@@ -338,8 +352,15 @@ export class SystemContext implements AsyncDisposable {
     else this.server._forget(this);
   }
 
-  async #runDispose(): Promise<void> {
+  /** Runs the prelude while this context is still live (unless an ancestor already marked it), then disposes. */
+  async #disposeAfter(prelude: Cleanup): Promise<void> {
     const errors: unknown[] = [];
+    await settle(prelude, errors);
+    this._markTree();
+    await this.#runDispose(errors);
+  }
+
+  async #runDispose(errors: unknown[] = []): Promise<void> {
     const kids = this._children;
     if (kids !== undefined && kids.size > 0) {
       const list = [...kids];
@@ -393,12 +414,24 @@ function safeName(t: unknown): string {
   return typeof t === 'function' || typeof t === 'symbol' ? nameOf(t as Token) : String(t);
 }
 
+/**
+ * How a scope key reads in messages: its own `toString()` when its class defines one
+ * (an `Agent` reads `agent "researcher"`), else `scope <id | name | class name>`.
+ */
 function scopeLabel(key: object): string {
+  const own = (key as { toString?: unknown }).toString;
+  if (typeof own === 'function' && own !== Object.prototype.toString && own !== Function.prototype.toString) {
+    try {
+      return String(key);
+    } catch {
+      // fall through to the structural label
+    }
+  }
   const id = (key as { id?: unknown }).id;
-  if (typeof id === 'string') return id;
+  if (typeof id === 'string') return `scope ${id}`;
   const n = (key as { name?: unknown }).name;
-  if (typeof n === 'string' && n) return n;
-  return (key.constructor as { name?: string } | undefined)?.name ?? 'object';
+  if (typeof n === 'string' && n) return `scope ${n}`;
+  return `scope ${(key.constructor as { name?: string } | undefined)?.name ?? 'object'}`;
 }
 
 function readConflict(t: Token, ctx: SystemContext): ParamError {

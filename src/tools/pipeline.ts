@@ -40,6 +40,22 @@ function mintToken(): ToolExecutionToken {
   return t as ToolExecutionToken;
 }
 
+/** The call function found its tool gone (unregistered while a tools/execute listener awaited). */
+class ToolVanished extends Error {
+  constructor(readonly toolName: string) {
+    super(`unknown tool "${toolName}"`);
+  }
+}
+
+function unknownTool(name: string): Failure {
+  return { code: 'UNKNOWN_TOOL', message: `unknown tool "${name}"` };
+}
+
+/** The failure of a call function that threw or rejected with `err`. */
+function thrown(err: unknown): Failure {
+  return err instanceof ToolVanished ? unknownTool(err.toolName) : { code: 'EXECUTION_ERROR', message: messageOf(err) };
+}
+
 function errorResult(callId: string, f: Failure): ToolResult {
   return Object.freeze({ callId, content: `Error: ${f.message}`, isError: true, error: Object.freeze({ code: f.code, message: f.message }) });
 }
@@ -116,7 +132,7 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
         argsFailure = { code: 'INVALID_ARGS', message: `invalid arguments for tool "${name}": ${messageOf(err)}` };
       }
       tool = reg.resolve(scope).byName.get(name);
-      if (tool === undefined) fail('UNKNOWN_TOOL', `unknown tool "${name}"`);
+      if (tool === undefined) failure ??= unknownTool(name);
       else if (argsFailure !== undefined) failure = argsFailure;
       else {
         let invalid: string | undefined;
@@ -165,10 +181,15 @@ async function authorizeAndRun(
   const { scope, callId } = execution;
   const denial = await authorize(reg, ctx, execution);
   if (denial !== undefined) return errorResult(callId, { code: 'DENIED', message: denial });
+  // Policy may have awaited: a tool unregistered (or whose scope was disposed or
+  // restricted) meanwhile is gone for this call too. One resolver, checked at dispatch.
+  const stillResolves = (): boolean => reg.resolve(scope).byName.get(execution.name) === tool;
+  if (!stillResolves()) return errorResult(callId, unknownTool(execution.name));
 
   // ---- tools/execute: listeners wrap, replace or short-circuit the call function
   const seed: ToolCallFunction = async (e) => {
     if (e !== execution) throw new TypeError('the call function must be called with the execution it was given');
+    if (!stillResolves()) throw new ToolVanished(execution.name);
     return tool.execute(execution.arguments, execution);
   };
   let fn: unknown = seed;
@@ -321,7 +342,7 @@ async function run(
     try {
       return { value: await fn(execution) };
     } catch (err) {
-      return { failure: { code: 'EXECUTION_ERROR', message: messageOf(err) } };
+      return { failure: thrown(err) };
     }
   }
   return new Promise<Outcome>((resolve) => {
@@ -347,12 +368,12 @@ async function run(
     try {
       p = Promise.resolve(fn(execution));
     } catch (err) {
-      finish({ failure: { code: 'EXECUTION_ERROR', message: messageOf(err) } });
+      finish({ failure: thrown(err) });
       return;
     }
     p.then(
       (value) => finish({ value }),
-      (err: unknown) => finish({ failure: { code: 'EXECUTION_ERROR', message: messageOf(err) } }),
+      (err: unknown) => finish({ failure: thrown(err) }),
     );
   });
 }

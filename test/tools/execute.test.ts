@@ -341,6 +341,53 @@ describe('tools/execute, timeouts, tools/post-execute, tools/result', () => {
     await server.dispose();
   });
 
+  test('several tools/execute listeners compose: each receives the function the previous one returned', async () => {
+    const { server, t, ev } = await world();
+    t.register(tool('x', () => 'body'));
+    const wrap = (label: string) => (next: (e: ToolExecution) => Promise<unknown>) => async (e: ToolExecution) => `${label}(${String(await next(e))})`;
+    ev.on('tools/execute', wrap('inner'));
+    ev.on('tools/execute', wrap('outer'));
+    ev.on('tools/execute', wrap('first'), { prepend: true });
+    expect((await t.execute({ callId: '1', name: 'x', arguments: {} })).content).toBe('outer(inner(first(body)))');
+    await server.dispose();
+  });
+
+  test('a tool unregistered (or its scope disposed) while the call waits for policy is not run: UNKNOWN_TOOL', async () => {
+    const { server, app } = await world();
+    const A = createScope(app, { id: 'A' });
+    const body = jest.fn(() => 'ran');
+    const off = A.ctx.get(Tools).register(tool('x', body));
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    app.get(Events).on('tools/pre-execute', async (d: unknown) => {
+      await gate;
+      return d;
+    });
+    const p1 = A.ctx.get(Tools).execute({ callId: '1', name: 'x', arguments: {} });
+    off();
+    release();
+    expect(await p1).toEqual({ callId: '1', content: 'Error: unknown tool "x"', isError: true, error: { code: 'UNKNOWN_TOOL', message: 'unknown tool "x"' } });
+    A.ctx.get(Tools).register(tool('x', body));
+    const p2 = app.get(Tools).execute({ callId: '2', name: 'x', arguments: {}, scope: A.key });
+    await A.dispose();
+    expect((await p2).error?.code).toBe('UNKNOWN_TOOL');
+    // the same when it vanishes while a tools/execute wrapper awaits before calling through
+    const off3 = app.get(Tools).register(tool('y', body));
+    let release2: () => void = () => undefined;
+    const gate2 = new Promise<void>((r) => (release2 = r));
+    app.get(Events).on('tools/execute', (next: (e: ToolExecution) => Promise<unknown>) => async (e: ToolExecution) => {
+      await gate2;
+      return next(e);
+    });
+    const p3 = app.get(Tools).execute({ callId: '3', name: 'y', arguments: {} });
+    await new Promise((r) => setImmediate(r));
+    off3();
+    release2();
+    expect((await p3).error).toEqual({ code: 'UNKNOWN_TOOL', message: 'unknown tool "y"' });
+    expect(body).not.toHaveBeenCalled();
+    await server.dispose();
+  });
+
   test('timeoutMs: TIMEOUT result and the execution signal aborts', async () => {
     const { server, t } = await world();
     let signal: AbortSignal | undefined;
@@ -410,6 +457,10 @@ describe('tools/execute, timeouts, tools/post-execute, tools/result', () => {
     ev.on('tools/result', () => {
       throw new Error('observer crashed');
     });
+    ev.on('tools/result', async () => {
+      await Promise.resolve();
+      throw new Error('async observer crashed');
+    });
     ev.on('tools/result', async (e: ToolExecution) => {
       seen.push(`after-failing:${e.name}`);
     });
@@ -425,7 +476,7 @@ describe('tools/execute, timeouts, tools/post-execute, tools/result', () => {
       'first:missing:UNKNOWN_TOOL:true', 'after-failing:missing',
       'first:x:INVALID_ARGS:true', 'after-failing:x',
     ]);
-    expect(warn).toHaveBeenCalledTimes(8); // the tampering observer and the crashing one, for each of 4 calls
+    expect(warn).toHaveBeenCalledTimes(12); // the tampering observer and the two crashing ones, for each of 4 calls
     expect(String(warn.mock.calls[0][0])).toMatch(/tools\/result observer/);
     warn.mockRestore();
     await server.dispose();

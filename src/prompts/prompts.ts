@@ -246,9 +246,12 @@ export class Prompts {
     const out = await this.#reg.bus.waterfall<unknown>(scope, 'prompt/assemble', seed, [context]);
     const transformed = checkAssembly(out);
     const prot = this.#reg.protectedNames(scope);
-    transformed.sections = restoreProtected(transformed.sections, canonical.sections, prot.sections, (s) => ({ ...s })) as AssembledSection[];
-    transformed.tools = restoreProtected(transformed.tools, canonical.tools, prot.tools, cloneTool) as ToolSchema[];
-    return transformed;
+    // a fresh object: the listener's result may be frozen or shared, so it is not written to
+    return {
+      ...transformed,
+      sections: restoreProtected(transformed.sections, canonical.sections, prot.sections, (s) => ({ ...s })) as AssembledSection[],
+      tools: restoreProtected(transformed.tools, canonical.tools, prot.tools, cloneTool) as ToolSchema[],
+    };
   }
 
   async #canonical(scope: object | undefined, context: { scope: object | undefined }): Promise<PromptAssembly> {

@@ -169,6 +169,89 @@ describe('Prompts', () => {
     await server.dispose();
   });
 
+  test('protected tools: one a listener dropped is restored, one it fabricated is removed, unprotected ones keep the listener\'s changes', async () => {
+    const { server, app } = await promptServer();
+    const t = app.get(Tools);
+    for (const n of ['a', 'capture', 'b']) t.register({ name: n, description: n, parameters: schema, execute: () => 'x' });
+    app.get(Prompts).protect({ tools: ['capture', 'ghost'] });
+    app.get(Events).on('prompt/assemble', (a: PromptAssembly) => ({
+      ...a,
+      tools: [{ name: 'ghost', description: 'fabricated', parameters: {} }, ...a.tools.filter((x) => x.name !== 'capture').map((x) => ({ ...x, description: 'changed' }))],
+    }));
+    const out = await app.get(Prompts).assemble();
+    expect(out.tools).toEqual([
+      { name: 'a', description: 'changed', parameters: schema },
+      { name: 'capture', description: 'capture', parameters: schema },
+      { name: 'b', description: 'changed', parameters: schema },
+    ]);
+    await server.dispose();
+  });
+
+  test('protect() returns a disposer: afterwards the waterfall wins again and the name may be shadowed in a scope', async () => {
+    const { server, app } = await promptServer();
+    app.get(Prompts).section({ name: 'safety', order: 0, text: 'Be safe.' });
+    const off = app.get(Prompts).protect({ sections: ['safety'] });
+    app.get(Events).on('prompt/assemble', (a: PromptAssembly) => ({ ...a, sections: a.sections.map((s) => ({ ...s, text: 'rewritten' })) }));
+    const A = createScope(app, { id: 'A' });
+    expect(() => A.ctx.get(Prompts).section({ name: 'safety', order: 0, text: 'scoped' })).toThrow(/protected globally/);
+    expect((await app.get(Prompts).assemble()).sections[0].text).toBe('Be safe.');
+    off();
+    off();
+    expect((await app.get(Prompts).assemble()).sections[0].text).toBe('rewritten');
+    expect(() => A.ctx.get(Prompts).section({ name: 'safety', order: 0, text: 'scoped' })).not.toThrow();
+    const offA = A.ctx.get(Prompts).protect({ sections: ['safety'] });
+    expect((await A.ctx.get(Prompts).assemble()).sections[0].text).toBe('scoped');
+    offA();
+    expect((await A.ctx.get(Prompts).assemble()).sections[0].text).toBe('rewritten');
+    await server.dispose();
+  });
+
+  test('flat scopes: a parent scope\'s variables and protections do not reach its nested scope', async () => {
+    const { server, app } = await promptServer();
+    app.get(Prompts).section({ name: 's', order: 0, text: '{{who}}' });
+    app.get(Prompts).variable('who', 'global');
+    const P = createScope(app, { id: 'P' });
+    const C = createScope(P.ctx.child(), { id: 'C' });
+    P.ctx.get(Prompts).variable('who', 'parent');
+    P.ctx.get(Prompts).variable('only-parent', 'p');
+    P.ctx.get(Prompts).protect({ sections: ['s'] });
+    app.get(Events).on('prompt/assemble', (a: PromptAssembly) => ({ ...a, sections: [] }));
+    const c = await C.ctx.get(Prompts).assemble();
+    expect(c.variables).toEqual({ who: 'global' });
+    expect(c.sections).toEqual([]);
+    const p = await P.ctx.get(Prompts).assemble();
+    expect(p.variables).toEqual({ who: 'parent', 'only-parent': 'p' });
+    expect(P.ctx.get(Prompts).render(p)).toBe('parent');
+    await server.dispose();
+  });
+
+  test('registrations through a turn below an agent scope belong to the agent\'s layer and are owned by the turn', async () => {
+    const { server, app } = await promptServer();
+    app.get(Prompts).section({ name: 'persona', order: 0, text: 'global {{v}}' });
+    app.get(Prompts).variable('v', 'g');
+    const A = createScope(app, { id: 'A' });
+    const turn = A.ctx.child().child();
+    turn.get(Prompts).section({ name: 'persona', order: 0, text: 'turn {{v}}' });
+    turn.get(Prompts).variable('v', 't');
+    const a = await A.ctx.get(Prompts).assemble();
+    expect(A.ctx.get(Prompts).render(a)).toBe('turn t');
+    expect(app.get(Prompts).render(await app.get(Prompts).assemble())).toBe('global g');
+    await turn.dispose();
+    expect(A.ctx.get(Prompts).render(await A.ctx.get(Prompts).assemble())).toBe('global g');
+    expect(leaks(server)).toEqual([]);
+    await server.dispose();
+  });
+
+  test('a listener may return a frozen assembly; protection still applies', async () => {
+    const { server, app } = await promptServer();
+    app.get(Prompts).section({ name: 'safety', order: 0, text: 'Be safe.' });
+    app.get(Prompts).protect({ sections: ['safety'] });
+    app.get(Events).on('prompt/assemble', (a: PromptAssembly) => Object.freeze({ ...a, sections: Object.freeze([{ name: 'safety', order: 0, text: 'x' }]) }));
+    const out = await app.get(Prompts).assemble();
+    expect(out.sections).toEqual([{ name: 'safety', order: 0, text: 'Be safe.' }]);
+    await server.dispose();
+  });
+
   test('the name is copied at registration: a later rename can not smuggle a shadow', async () => {
     const { server, app } = await promptServer();
     app.get(Prompts).protect({ sections: ['reserved'] });

@@ -1,5 +1,5 @@
 import { jest } from '@jest/globals';
-import { ContextDisposedError, Events, PromptsPlugin, Server, Tools, ToolsPlugin, createScope, installEvents, scopeOf, type Plugin } from '../../src/index.js';
+import { Agents, AgentsPlugin, ContextDisposedError, Events, Prompts, PromptsPlugin, Server, Tools, ToolsPlugin, createScope, installEvents, scopeOf, type Plugin } from '../../src/index.js';
 
 const eventsPlugin: Plugin = { id: 'events', build: (s) => void installEvents(s) };
 
@@ -41,6 +41,57 @@ describe('Events', () => {
     app.get(Tools).register({ name: 'x', description: 'x', parameters: { type: 'object' }, execute: () => 'ok' });
     await app.child().get(Tools).execute({ callId: '1', name: 'x', arguments: {} });
     expect(seen).toEqual(['x']);
+    await server.dispose();
+  });
+
+  test('every combination and order of Tools/Prompts/Agents plugins installs one shared Events that each plugin dispatches on', async () => {
+    const makers = { tools: () => new ToolsPlugin(), prompts: () => new PromptsPlugin(), agents: () => new AgentsPlugin() };
+    type Id = keyof typeof makers;
+    const orders: Id[][] = [['tools'], ['prompts'], ['agents'], ['tools', 'prompts'], ['prompts', 'tools'], ['agents', 'tools'], ['prompts', 'agents'],
+      ['tools', 'prompts', 'agents'], ['agents', 'prompts', 'tools'], ['prompts', 'agents', 'tools']];
+    for (const order of orders) {
+      const server = new Server();
+      server.addPlugins(...order.map((id) => makers[id]()));
+      await server.finish();
+      const app = server.createContext();
+      const heard: string[] = [];
+      const events = app.get(Events);
+      events.on('tools/result', () => void heard.push('tools'));
+      events.on('prompt/assemble', (a: unknown) => {
+        heard.push('prompts');
+        return a;
+      });
+      events.on('agent/created', () => void heard.push('agents'));
+      if (order.includes('tools')) {
+        app.get(Tools).register({ name: 'x', description: 'x', parameters: { type: 'object' }, execute: () => 'ok' });
+        await app.get(Tools).execute({ callId: '1', name: 'x', arguments: {} });
+      } else expect(app.tryGet(Tools)).toBeUndefined();
+      if (order.includes('prompts')) await app.get(Prompts).assemble();
+      else expect(app.tryGet(Prompts)).toBeUndefined();
+      if (order.includes('agents')) await app.get(Agents).create({ id: 'a' });
+      else expect(app.tryGet(Agents)).toBeUndefined();
+      expect(heard.sort()).toEqual([...order].sort());
+      await server.dispose();
+    }
+  });
+
+  test('flat scopes: a listener of a parent scope does not hear its nested scope, nor the other way round', async () => {
+    const { server, app } = await setup();
+    const parent = createScope(app, { id: 'P' });
+    const child = createScope(parent.ctx.child(), { id: 'C' });
+    const heard: string[] = [];
+    parent.ctx.get(Events).on('e', () => void heard.push('P'));
+    child.ctx.get(Events).on('e', () => void heard.push('C'));
+    app.get(Events).on('w', (v: string) => v + 'G');
+    parent.ctx.get(Events).on('w', (v: string) => v + 'P');
+    child.ctx.get(Events).on('w', (v: string) => v + 'C');
+    await app.get(Events).emit(child.key, 'e');
+    expect(heard).toEqual(['C']);
+    heard.length = 0;
+    await app.get(Events).emit(parent.key, 'e');
+    expect(heard).toEqual(['P']);
+    await expect(app.get(Events).waterfall(child.key, 'w', '')).resolves.toBe('GC');
+    await expect(app.get(Events).waterfall(parent.key, 'w', '')).resolves.toBe('GP');
     await server.dispose();
   });
 

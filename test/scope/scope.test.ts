@@ -105,6 +105,27 @@ describe('createScope / scopeOf', () => {
     await server.dispose();
   });
 
+  test('rawDispose() is the scope context\'s own single-shot disposer: it disposes the scope (not the owner) once', async () => {
+    const { server, app } = await root();
+    const scope = createScope(app, {});
+    let runs = 0;
+    let settled = false;
+    scope.ctx.onDispose(async () => {
+      runs++;
+      await new Promise((r) => setTimeout(r, 20));
+      settled = true;
+    });
+    const p = scope.rawDispose();
+    expect(scope.ctx.isDisposed).toBe(true);
+    expect(app.isDisposed).toBe(false);
+    await p;
+    expect(settled).toBe(true);
+    await scope.rawDispose();
+    await scope.dispose();
+    expect(runs).toBe(1);
+    await server.dispose();
+  });
+
   test('dispose() racing the owner disposal waits for the same teardown', async () => {
     const { server, app } = await root();
     const owner = app.child();

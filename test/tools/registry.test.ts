@@ -134,6 +134,128 @@ describe('Tools registration and resolution', () => {
     await server.dispose();
   });
 
+  test('register reads every field of the definition exactly once', async () => {
+    const { server, app } = await toolServer();
+    const reads = new Map<PropertyKey, number>();
+    const target = { ...tool('once', () => 'ran'), timeoutMs: 1000 };
+    const def = new Proxy(target, {
+      get(o, k, r) {
+        reads.set(k, (reads.get(k) ?? 0) + 1);
+        return Reflect.get(o, k, r) as unknown;
+      },
+    });
+    app.get(Tools).register(def);
+    for (const k of ['name', 'description', 'parameters', 'execute', 'timeoutMs']) expect([k, reads.get(k)]).toEqual([k, 1]);
+    target.timeoutMs = 1;
+    target.description = 'changed';
+    expect(app.get(Tools).get('once')).toMatchObject({ description: 'the once tool', timeoutMs: 1000 });
+    expect((await app.get(Tools).execute({ callId: '1', name: 'once', arguments: {} })).content).toBe('ran');
+    await server.dispose();
+  });
+
+  test('register refuses every non-lossless parameters value the SPEC lists, with the SPEC message and no residue', async () => {
+    const { server, app } = await toolServer();
+    const A = createScope(app, { id: 'A' });
+    const cyc: Record<string, unknown> = { type: 'object' };
+    cyc.self = cyc;
+    class Schema {
+      type = 'object';
+    }
+    const bad: [string, unknown][] = [
+      ['function', { type: 'object', default: () => 1 }],
+      ['undefined', { type: 'object', default: undefined }],
+      ['NaN', { type: 'object', default: NaN }],
+      ['Infinity', { type: 'object', default: Infinity }],
+      ['-Infinity', { type: 'object', default: -Infinity }],
+      ['-0', { type: 'object', minimum: -0 }],
+      ['bigint', { type: 'object', default: 1n }],
+      ['symbol value', { type: 'object', default: Symbol('s') }],
+      ['symbol key', { type: 'object', [Symbol('s')]: 1 }],
+      ['cycle', cyc],
+      // eslint-disable-next-line no-sparse-arrays
+      ['sparse array', { type: 'object', enum: [1, , 3] }],
+      ['Map', { type: 'object', default: new Map() }],
+      ['Set', { type: 'object', default: new Set() }],
+      ['class instance', new Schema()],
+      ['Date', { type: 'object', default: new Date(0) }],
+    ];
+    for (const view of [app.get(Tools), A.ctx.get(Tools)]) {
+      for (const [what, parameters] of bad) {
+        let err: unknown;
+        try {
+          view.register({ ...tool('p'), parameters: parameters as never });
+        } catch (e) {
+          err = e;
+        }
+        expect([what, err instanceof NotLosslessJsonError]).toEqual([what, true]);
+        expect((err as Error).message).toMatch(/^Tools\.register\(p\): tool parameters must be losslessly JSON-serializable: parameters/);
+      }
+      expect(view.visible()).toEqual([]);
+    }
+    expect(leaks(server)).toEqual([]);
+    await server.dispose();
+  });
+
+  test('a tool of another scope is indistinguishable from a missing one in every read and in execute', async () => {
+    const { server, app } = await toolServer();
+    const A = createScope(app, { id: 'A' });
+    const B = createScope(app, { id: 'B' });
+    A.ctx.get(Tools).register(tool('secret'));
+    for (const t of [B.ctx.get(Tools), app.get(Tools), A.ctx.child().get(Tools)]) {
+      const foreign = t.scope !== A.key;
+      expect(t.get('secret') === undefined).toBe(foreign);
+      expect(t.visible().some((x) => x.name === 'secret')).toBe(!foreign);
+      expect(t.schemas().some((x) => x.name === 'secret')).toBe(!foreign);
+      expect(t.knownNames().includes('secret')).toBe(!foreign);
+      const r = await t.execute({ callId: 'c', name: 'secret', arguments: {} });
+      const m = await t.execute({ callId: 'c', name: 'missing', arguments: {} });
+      if (foreign) {
+        expect(r).toEqual({ callId: 'c', content: 'Error: unknown tool "secret"', isError: true, error: { code: 'UNKNOWN_TOOL', message: 'unknown tool "secret"' } });
+        expect({ ...r, content: r.content.replace('secret', 'missing'), error: { ...r.error, message: r.error?.message.replace('secret', 'missing') } }).toEqual(m);
+      } else expect(r.isError).toBe(false);
+    }
+    await server.dispose();
+  });
+
+  test('registrations through a turn below an agent scope belong to the agent\'s layer and are owned by the turn', async () => {
+    const { server, app } = await toolServer();
+    app.get(Tools).register(tool('g'));
+    const A = createScope(app, { id: 'A' });
+    A.ctx.get(Tools).register(tool('kept'));
+    const turn = A.ctx.child().child();
+    turn.get(Tools).register(tool('turn-tool'));
+    turn.get(Tools).restrict({ deny: ['g'] });
+    turn.get(Tools).guard((e) => (e.name === 'kept' ? 'turn guard' : undefined));
+    expect(app.get(Tools).visible(A.key).map((t) => t.name)).toEqual(['kept', 'turn-tool']);
+    expect(A.ctx.get(Tools).knownNames()).toEqual(['g', 'kept', 'turn-tool']);
+    expect((await A.ctx.get(Tools).execute({ callId: '1', name: 'kept', arguments: {} })).content).toBe('Error: turn guard');
+    expect(app.get(Tools).visible().map((t) => t.name)).toEqual(['g']);
+    await turn.dispose();
+    expect(A.ctx.get(Tools).visible().map((t) => t.name)).toEqual(['g', 'kept']);
+    expect((await A.ctx.get(Tools).execute({ callId: '2', name: 'kept', arguments: {} })).content).toBe('kept');
+    expect(leaks(server)).toEqual(['tool "kept" of scope A']);
+    await server.dispose();
+  });
+
+  test('guards are flat: a parent scope\'s guard does not govern its nested scope, nor the other way round', async () => {
+    const { server, app } = await toolServer();
+    app.get(Tools).register(tool('x'));
+    const P = createScope(app, { id: 'P' });
+    const C = createScope(P.ctx, { id: 'C' });
+    P.ctx.get(Tools).guard(() => 'parent says no');
+    expect((await C.ctx.get(Tools).execute({ callId: '1', name: 'x', arguments: {} })).content).toBe('x');
+    expect((await P.ctx.get(Tools).execute({ callId: '1', name: 'x', arguments: {} })).content).toBe('Error: parent says no');
+    const { server: s2, app: a2 } = await toolServer();
+    a2.get(Tools).register(tool('x'));
+    const P2 = createScope(a2, { id: 'P' });
+    const C2 = createScope(P2.ctx, { id: 'C' });
+    C2.ctx.get(Tools).guard(() => 'child says no');
+    expect((await P2.ctx.get(Tools).execute({ callId: '1', name: 'x', arguments: {} })).content).toBe('x');
+    expect((await C2.ctx.get(Tools).execute({ callId: '1', name: 'x', arguments: {} })).content).toBe('Error: child says no');
+    await server.dispose();
+    await s2.dispose();
+  });
+
   test('schemas() are detached {name, description, parameters} copies', async () => {
     const { server, app } = await toolServer();
     app.get(Tools).register(tool('a'));
@@ -269,11 +391,11 @@ describe('Tools.restrict', () => {
 
   test('unknown names throw listing the known names of the scope (or (none))', async () => {
     const { server, app, t } = await world();
-    expect(() => t.restrict({ deny: ['nope'] })).toThrow('unknown tool "nope"; known tools for this scope: read, write, shell, own');
+    expect(() => t.restrict({ deny: ['nope'] })).toThrow(/unknown tool "nope"; known tools for this scope: read, write, shell, own$/);
     const B = createScope(app, { id: 'B' });
-    expect(() => B.ctx.get(Tools).restrict({ allow: ['own'] })).toThrow('unknown tool "own"; known tools for this scope: read, write, shell');
+    expect(() => B.ctx.get(Tools).restrict({ allow: ['own'] })).toThrow(/unknown tool "own"; known tools for this scope: read, write, shell$/);
     const { server: s2, app: a2 } = await toolServer();
-    expect(() => createScope(a2, {}).ctx.get(Tools).restrict({ allow: ['x'] })).toThrow('known tools for this scope: (none)');
+    expect(() => createScope(a2, {}).ctx.get(Tools).restrict({ allow: ['x'] })).toThrow(/unknown tool "x"; known tools for this scope: \(none\)$/);
     await server.dispose();
     await s2.dispose();
   });
@@ -330,6 +452,41 @@ describe('Tools.restrict', () => {
     allow.push('write');
     expect(reads).toBe(1);
     expect(t.visible().map((x) => x.name)).toEqual(['read', 'own']);
+    const deny = ['read'];
+    let denyReads = 0;
+    t.restrict({
+      get deny() {
+        denyReads++;
+        return denyReads === 1 ? deny : ['nope-not-known'];
+      },
+    });
+    deny.length = 0;
+    expect(denyReads).toBe(1);
+    expect(t.visible().map((x) => x.name)).toEqual(['own']);
+    await server.dispose();
+  });
+
+  test('restrictions never mask the scope\'s own tool, also when it shadows a global one of the same name', async () => {
+    const { server, app, t } = await world();
+    t.register(tool('read', () => 'scoped read'));
+    t.restrict({ deny: ['read'] });
+    expect(t.visible().map((x) => x.name)).toEqual(['read', 'write', 'shell', 'own']);
+    expect(t.get('read')?.execute).toBe(app.get(Tools).get('read', t.scope)?.execute);
+    t.restrict({ allow: [] });
+    expect(t.visible().map((x) => x.name)).toEqual(['read', 'own']);
+    expect((await t.execute({ callId: '1', name: 'read', arguments: {} })).content).toBe('scoped read');
+    expect((await app.get(Tools).execute({ callId: '2', name: 'read', arguments: {} })).content).toBe('read');
+    await server.dispose();
+  });
+
+  test('restrictions are flat: a parent scope\'s restriction does not reach its nested scope, nor the other way round', async () => {
+    const { server, A, t } = await world();
+    const C = createScope(A.ctx.child(), { id: 'C' });
+    t.restrict({ deny: ['shell'] });
+    C.ctx.get(Tools).restrict({ allow: ['read'] });
+    expect(t.visible().map((x) => x.name)).toEqual(['read', 'write', 'own']);
+    expect(C.ctx.get(Tools).visible().map((x) => x.name)).toEqual(['read']);
+    expect(C.ctx.get(Tools).knownNames()).toEqual(['read', 'write', 'shell']);
     await server.dispose();
   });
 

@@ -83,6 +83,15 @@ describe('sequential execution', () => {
     await server.dispose();
   });
 
+  test('durationMs measures the whole execution', async () => {
+    const { server, ctx } = await setup();
+    const wait = system([], () => new Promise<void>((r) => setTimeout(r, 30)));
+    const result = await ctx.execute([wait]);
+    expect(result.durationMs).toBeGreaterThanOrEqual(25);
+    expect(result.durationMs).toBeLessThan(10_000);
+    await server.dispose();
+  });
+
   test('an empty execution has no output; a Unit output is still the final output', async () => {
     const { server, ctx } = await setup();
     const empty = await ctx.execute([]);
@@ -312,6 +321,26 @@ describe('loop', () => {
     // maxIterations: 0 allows no iteration at all
     await expect(ctx.execute([loop([bump], { until: () => false, maxIterations: 0 })])).rejects.toThrow(/maxIterations \(0\)/);
     expect(ctx.get(Counter).n).toBe(5);
+    await server.dispose();
+  });
+
+  test('until is checked before the attempt to start one more: a loop that is done after exactly maxIterations succeeds', async () => {
+    const { server, ctx } = await setup();
+    ctx.insert(new Counter());
+    const bump = system([ResMut(Counter)], (c) => ++c.n, { output: token<number>('n') });
+    const result = await ctx.execute([loop([bump], { until: (c) => c.get(Counter).n >= 3, maxIterations: 3 })]);
+    expect(result.systemsExecuted).toBe(3);
+    expect(result.value).toBe(3);
+    await server.dispose();
+  });
+
+  test('an async until is awaited: a promise of false continues, a promise of true stops', async () => {
+    const { server, ctx } = await setup();
+    ctx.insert(new Counter());
+    const bump = system([ResMut(Counter)], (c) => ++c.n, { output: token<number>('n') });
+    const result = await ctx.execute([loop([bump], { until: async (c) => c.get(Counter).n >= 2 })]);
+    expect(result.systemsExecuted).toBe(2);
+    expect(ctx.get(Counter).n).toBe(2);
     await server.dispose();
   });
 

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Out, ParamError, Res, ResMut, res, resMut, system, SystemError, token, Unit } from '../../src/index.js';
+import { Out, out, ParamError, Res, ResMut, res, resMut, system, SystemError, token, Unit } from '../../src/index.js';
 import { AppConfig, ConversationHistory, Scratchpad, setup, Summary } from './helpers.js';
 
 const Count = token<number>('Count');
@@ -141,6 +141,22 @@ describe('failures', () => {
     await expect(ctx.run(sys)).resolves.toBe('missing');
     ctx.insert(T, 'here');
     await expect(ctx.child().run(sys)).resolves.toBe('here');
+    await server.dispose();
+  });
+
+  test('decorated optional parameters yield undefined when missing, and the value when present', async () => {
+    const { server, ctx } = await setup();
+    const T = token<string>('T');
+    class S {
+      @system()
+      static run(@res(T, { optional: true }) t: string | undefined, @out(Count, { optional: true }) n: number | undefined) {
+        return `${t ?? 'no T'}/${n ?? 'no Count'}`;
+      }
+    }
+    await expect(ctx.run(S.run)).resolves.toBe('no T/no Count');
+    ctx.insert(T, 'T');
+    ctx.outputs.insert(Count, 7);
+    await expect(ctx.run(S.run)).resolves.toBe('T/7');
     await server.dispose();
   });
 

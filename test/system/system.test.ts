@@ -74,6 +74,39 @@ describe('defining systems', () => {
     expect(systemOf(s)).toBe(s);
   });
 
+  test('the decorator form declares the same System as the function form', () => {
+    const fnForm = system([Res(AppConfig), ResMut(Scratchpad), Out(Count, { optional: true }), Res(ConversationHistory, { optional: true })], () => 1, {
+      name: 'same',
+      output: Summary,
+    });
+    class S {
+      @system({ name: 'same', output: Summary })
+      static run(
+        @res() _c: AppConfig,
+        @resMut() _s: Scratchpad,
+        @out(Count, { optional: true }) _n: number | undefined,
+        @res(ConversationHistory, { optional: true }) _h: ConversationHistory | undefined,
+      ) {
+        return 1;
+      }
+    }
+    const decorated = systemOf(S.run);
+    expect(decorated?.params).toEqual(fnForm.params);
+    expect(decorated?.access).toEqual(fnForm.access);
+    expect(decorated?.name).toBe(fnForm.name);
+    expect(decorated?.output).toBe(fnForm.output);
+  });
+
+  test('@resMut(T) twice on one method throws at definition, like ResMut(T) twice', () => {
+    expect(() => {
+      class S {
+        @system()
+        static run(@resMut(Scratchpad) _a: Scratchpad, @resMut() _b: Scratchpad) {}
+      }
+      return S;
+    }).toThrow(/@system\(\) on S\.run .*ResMut\(Scratchpad\) is declared twice/);
+  });
+
   test('@system() with an undecorated parameter throws at definition', () => {
     expect(() => {
       class S {
@@ -122,6 +155,7 @@ describe('instance-method systems', () => {
         return s.notes.length;
       }
     }
+    expect(systemOf(Notes.prototype.note)?.access).toEqual({ reads: [], writes: [Scratchpad], outputs: [] });
     const { server, ctx } = await setup();
     const n = await ctx.run(Notes.prototype.note);
     expect(n).toBe(1);

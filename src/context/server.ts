@@ -328,10 +328,14 @@ export class Server implements AsyncDisposable {
       const cleanup = p.cleanup;
       if (typeof cleanup === 'function') await settle(() => cleanup.call(p, this), errors);
     }
+    // Newest first, each object once (the same object may be a global under several tokens).
     const globals = [...this._globals.values()];
+    const done = new Set<unknown>();
     for (let i = globals.length - 1; i >= 0; i--) {
       const v = globals[i].value;
-      if (globals[i].view === undefined && isDisposable(v)) await settle(() => disposeValue(v), errors);
+      if (globals[i].view !== undefined || !isDisposable(v) || done.has(v)) continue;
+      done.add(v);
+      await settle(() => disposeValue(v), errors);
     }
     await settle(() => this.container.unbindAllAsync(), errors);
     throwCollected(errors, 'the server');

@@ -354,6 +354,70 @@ describe('dispose()', () => {
     expect(server.isDisposed).toBe(true);
   });
 
+  test('each step is awaited before the next: contexts one after another newest first, async cleanups in reverse build order, then globals', async () => {
+    const log: string[] = [];
+    const cleanedWith: Server[] = [];
+    const tick = () => new Promise((r) => setTimeout(r, 2));
+    const asyncPlugin = (id: string, dependencies: string[] = []): Plugin => ({
+      id,
+      dependencies,
+      build: () => undefined,
+      cleanup: async (s) => {
+        cleanedWith.push(s);
+        log.push(`cleanup-start:${id}`);
+        await tick();
+        log.push(`cleanup-end:${id}`);
+      },
+    });
+    class G {
+      async [Symbol.asyncDispose]() {
+        log.push('global');
+      }
+    }
+    const server = new Server();
+    server.insertGlobal(new G());
+    server.addPlugins(asyncPlugin('b', ['a']), asyncPlugin('a'));
+    await server.finish();
+    for (const name of ['c1', 'c2', 'c3']) {
+      server.createContext().onDispose(async () => {
+        log.push(`${name}-start`);
+        await tick();
+        log.push(`${name}-end`);
+      });
+    }
+    await server.dispose();
+    expect(log).toEqual([
+      'c3-start',
+      'c3-end',
+      'c2-start',
+      'c2-end',
+      'c1-start',
+      'c1-end',
+      'cleanup-start:b',
+      'cleanup-end:b',
+      'cleanup-start:a',
+      'cleanup-end:a',
+      'global',
+    ]);
+    expect(cleanedWith).toEqual([server, server]);
+  });
+
+  test('a global inserted under several tokens is disposed once', async () => {
+    let disposed = 0;
+    class Pool {
+      [Symbol.dispose]() {
+        disposed++;
+      }
+    }
+    const pool = new Pool();
+    const server = new Server();
+    server.insertGlobal(pool);
+    server.insertGlobal(token<Pool>('alias'), pool);
+    await server.finish();
+    await server.dispose();
+    expect(disposed).toBe(1);
+  });
+
   test('idempotent; concurrent calls share one promise; [Symbol.asyncDispose] too', async () => {
     let cleanups = 0;
     const server = new Server();

@@ -1,5 +1,7 @@
 import { isDisposable } from '../../src/index.js';
 import { disposeValue, Ownership, settle, throwCollected } from '../../src/disposal/ownership.js';
+import { ownedBy } from '../../src/disposal/owned.js';
+import { ContextDisposedError, Server } from '../../src/index.js';
 
 describe('Ownership', () => {
   test('drains last registered first, awaiting each', async () => {
@@ -112,5 +114,46 @@ describe('helpers', () => {
     expect((errors[2] as AggregateError).message).toBe('user aggregate');
     expect(() => throwCollected([], 'x')).not.toThrow();
     expect(() => throwCollected(errors, 'outer')).toThrow(/3 error\(s\) while disposing outer: a; b; user aggregate/);
+  });
+});
+
+describe('ownedBy (how registries tie an undo to a context)', () => {
+  async function root() {
+    const server = new Server();
+    await server.finish();
+    return { server, ctx: server.createContext() };
+  }
+
+  test('the owner disposal runs the undo once; a disposer called afterwards does nothing', async () => {
+    const { server, ctx } = await root();
+    let undone = 0;
+    const off = ownedBy(ctx, () => void undone++);
+    await ctx.dispose();
+    expect(undone).toBe(1);
+    off();
+    off();
+    expect(undone).toBe(1);
+    await server.dispose();
+  });
+
+  test('the disposer runs the undo now, once, and drops it from the owner', async () => {
+    const { server, ctx } = await root();
+    let undone = 0;
+    const off = ownedBy(ctx, () => void undone++);
+    off();
+    off();
+    expect(undone).toBe(1);
+    await ctx.dispose();
+    expect(undone).toBe(1);
+    await server.dispose();
+  });
+
+  test('a disposed owner refuses: the undo runs at once and the ContextDisposedError is rethrown', async () => {
+    const { server, ctx } = await root();
+    await ctx.dispose();
+    let undone = 0;
+    expect(() => ownedBy(ctx, () => void undone++)).toThrow(ContextDisposedError);
+    expect(undone).toBe(1);
+    await server.dispose();
   });
 });

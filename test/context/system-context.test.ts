@@ -164,6 +164,27 @@ describe('getMut (ResMut) and remove', () => {
     }
   });
 
+  test('a class bound only in server.container counts as a global in the ResMut hint', async () => {
+    class Llm {}
+    const s = new Server();
+    server = s;
+    s.container.bind(Llm).toConstantValue(new Llm());
+    await s.finish();
+    const ctx = s.createContext();
+    expect(ctx.get(Llm)).toBeInstanceOf(Llm);
+    let err: unknown;
+    try {
+      ctx.getMut(Llm);
+    } catch (e) {
+      err = e;
+    }
+    expect((err as ParamError).kind).toBe('ResourceNotFound');
+    const msg = (err as Error).message;
+    expect(msg.startsWith('resource not found: Llm')).toBe(true);
+    expect(msg).toMatch(/global/);
+    expect(msg).toMatch(/ResMut never walks up/);
+  });
+
   test('missing everywhere: ResourceNotFound with ResMut hint', async () => {
     const t = await tree();
     server = t.server;
@@ -444,6 +465,12 @@ describe('onDispose / dispose', () => {
       ['outputs.insert', () => outputs.insert(API_KEY, 'x')],
       ['outputs.get', () => outputs.get(API_KEY)],
       ['outputs.takeLast', () => outputs.takeLast()],
+      ['outputs.tryGet', () => outputs.tryGet(API_KEY)],
+      ['outputs.has', () => outputs.has(API_KEY)],
+      ['outputs.remove', () => outputs.remove(API_KEY)],
+      ['outputs.size', () => outputs.size],
+      ['outputs.clear', () => outputs.clear()],
+      ['outputs.entries', () => outputs.entries()],
       ['onDispose', () => ctx.onDispose(() => undefined)],
       ['run', () => ctx.run((() => undefined) as never)],
       ['execute', () => ctx.execute([])],

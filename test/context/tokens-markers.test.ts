@@ -129,6 +129,33 @@ describe('@globalResource() / @localResource()', () => {
     await server.dispose();
   });
 
+  test('the marker rule comes first also when the class is nowhere, or only bound in server.container', async () => {
+    @globalResource()
+    class Registry {}
+    @globalResource()
+    @injectable()
+    class Bound {}
+    const server = new Server();
+    server.container.bind(Bound).toSelf().inSingletonScope();
+    await server.finish();
+    const ctx = server.createContext().child();
+    for (const [cls, name] of [
+      [Registry, 'Registry'],
+      [Bound, 'Bound'],
+    ] as const) {
+      let err: unknown;
+      try {
+        ctx.getMut(cls);
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toBeInstanceOf(TypeError);
+      expect(err).not.toBeInstanceOf(ParamError);
+      expect((err as Error).message).toMatch(new RegExp(`getMut\\(${name}\\).*@globalResource\\(\\).*ctx\\.get\\(${name}\\)`));
+    }
+    await server.dispose();
+  });
+
   test('unmarked classes and tokens may be used in either role', async () => {
     class Both {}
     const T = token<number>('T');

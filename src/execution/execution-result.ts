@@ -1,6 +1,7 @@
 /**
  * ExecutionResult: what `ctx.execute(steps)` resolves to.
  */
+import { randomUUID } from 'node:crypto';
 import type { Token } from '../context/token.js';
 
 /**
@@ -8,8 +9,6 @@ import type { Token } from '../context/token.js';
  * was moved out of `ctx.outputs`; every other output stays there.
  */
 export class ExecutionResult {
-  /** A unique id of this execution. */
-  readonly runId: string;
   /** How many systems ran to completion (every branch and iteration counted). */
   readonly systemsExecuted: number;
   /** Wall-clock duration of the execution in milliseconds. */
@@ -21,15 +20,27 @@ export class ExecutionResult {
   /** The final output's value, `undefined` when there was none. */
   readonly value: unknown;
 
+  /** The run id, made on first read (a UUID costs more than a whole small execution). */
+  #runId: string | undefined;
+
   /** @internal Made by `ctx.execute`. */
-  constructor(runId: string, systemsExecuted: number, durationMs: number, last: { token: Token; value: unknown } | undefined) {
-    this.runId = runId;
+  constructor(systemsExecuted: number, durationMs: number, last: { token: Token; value: unknown } | undefined) {
     this.systemsExecuted = systemsExecuted;
     this.durationMs = durationMs;
     this.hasOutput = last !== undefined;
     this.outputToken = last?.token;
     this.value = last?.value;
     Object.freeze(this);
+  }
+
+  /** A unique id of this execution (a random UUID, made when first read, then fixed). */
+  get runId(): string {
+    return (this.#runId ??= randomUUID());
+  }
+
+  /** The fields `JSON.stringify` shows, `runId` included (a getter, so not an own property); the token is left out as before. */
+  toJSON(): { runId: string; systemsExecuted: number; durationMs: number; hasOutput: boolean; value: unknown } {
+    return { runId: this.runId, systemsExecuted: this.systemsExecuted, durationMs: this.durationMs, hasOutput: this.hasOutput, value: this.value };
   }
 
   /** The final output when its token is `token`, else `undefined`. */

@@ -15,12 +15,29 @@ export function runOn(ctx: SystemContext, value: unknown): Promise<unknown> {
 
 /** @internal Runs a known system on `ctx`; never throws synchronously. */
 export function runSystemOn(ctx: SystemContext, sys: System): Promise<unknown> {
+  try {
+    const r = runSystemStep(ctx, sys);
+    return r instanceof Promise ? r : Promise.resolve(r);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+/**
+ * @internal Runs a known system on `ctx` without adding a promise layer of its own:
+ * when the body returns a non-thenable, the output is stored and returned directly
+ * (never a `Promise`, since a thenable result is awaited first); when it returns a
+ * thenable, a `Promise` of the output is returned. A failure before the body's promise
+ * (receiver, fetch, a synchronous throw, storing a synchronous output) throws the
+ * `SystemError` synchronously. Borrows are released in every case.
+ */
+export function runSystemStep(ctx: SystemContext, sys: System): unknown {
   let self = sys._this;
   if (sys._owner !== undefined) {
     try {
       self = ctx.resolve(sys._owner as new (...args: any[]) => unknown);
     } catch (err) {
-      return Promise.reject(new SystemError('ParamError', sys.name, err, `could not build its receiver with ctx.resolve(${sys._owner.name}): ${messageOf(err)}`));
+      throw new SystemError('ParamError', sys.name, err, `could not build its receiver with ctx.resolve(${sys._owner.name}): ${messageOf(err)}`);
     }
   }
   const fetchers = sys._fetchers;
@@ -32,16 +49,18 @@ export function runSystemOn(ctx: SystemContext, sys: System): Promise<unknown> {
     for (; i < n; i++) args[i] = fetchers[i](ctx, held);
   } catch (err) {
     release(held, sys._writes);
-    return Promise.reject(new SystemError('ParamError', sys.name, err));
+    throw new SystemError('ParamError', sys.name, err);
   }
   let r: unknown;
+  let thenable: boolean;
   try {
     r = sys.fn.apply(self, args);
+    thenable = r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function';
   } catch (err) {
     release(held, sys._writes);
-    return Promise.reject(new SystemError('ExecutionError', sys.name, err));
+    throw new SystemError('ExecutionError', sys.name, err);
   }
-  if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') {
+  if (thenable) {
     return Promise.resolve(r).then(
       (v) => {
         release(held, sys._writes);
@@ -54,11 +73,7 @@ export function runSystemOn(ctx: SystemContext, sys: System): Promise<unknown> {
     );
   }
   release(held, sys._writes);
-  try {
-    return Promise.resolve(store(ctx, sys, r));
-  } catch (err) {
-    return Promise.reject(err);
-  }
+  return store(ctx, sys, r);
 }
 
 const noHeld: Held = [];

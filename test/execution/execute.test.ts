@@ -83,6 +83,33 @@ describe('sequential execution', () => {
     await server.dispose();
   });
 
+  test('runId is a fixed UUID per execution and JSON.stringify shows it', async () => {
+    const { server, ctx } = await setup();
+    const result = await ctx.execute([system([], () => 'a', { output: A })]);
+    expect(result.runId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(result.runId).toBe(result.runId);
+    expect(Object.isFrozen(result)).toBe(true);
+    expect(JSON.parse(JSON.stringify(result))).toEqual({ runId: result.runId, systemsExecuted: 1, durationMs: result.durationMs, hasOutput: true, value: 'a' });
+    await server.dispose();
+  });
+
+  test('a context disposed between steps rejects the execution; later steps never run', async () => {
+    const { server, ctx } = await setup();
+    const child = ctx.child();
+    const g = gate();
+    const ran: string[] = [];
+    const first = system([], async () => {
+      await g.promise;
+    });
+    const later = system([], () => ran.push('later'));
+    const running = child.execute([first, later]);
+    await child.dispose();
+    g.open();
+    await expect(running).rejects.toThrow(/disposed/);
+    expect(ran).toEqual([]);
+    await server.dispose();
+  });
+
   test('durationMs measures the whole execution', async () => {
     const { server, ctx } = await setup();
     const wait = system([], () => new Promise<void>((r) => setTimeout(r, 30)));

@@ -238,9 +238,17 @@ export class Server implements AsyncDisposable {
     return this.#finishing;
   }
 
+  /** Stops `finish()` when `dispose()` was called while it awaited a plugin. */
+  #assertNotDisposedWhileFinishing(next: string): void {
+    if (this.#phase === 'disposed') {
+      throw new ServerError(`finish() was stopped before ${next}: dispose() was called on the server while finish() was running.`);
+    }
+  }
+
   async #finish(): Promise<void> {
     const ordered = orderPlugins(this.#plugins);
     for (const p of ordered) {
+      this.#assertNotDisposedWhileFinishing(`building plugin '${p.id}'`);
       try {
         await p.build(this);
       } catch (err) {
@@ -248,15 +256,18 @@ export class Server implements AsyncDisposable {
       }
       this.#built.push(p);
     }
+    this.#assertNotDisposedWhileFinishing('the ready() calls');
     this.#phase = 'ready';
     for (const p of ordered) {
       if (typeof p.ready !== 'function') continue;
+      this.#assertNotDisposedWhileFinishing(`ready() of plugin '${p.id}'`);
       try {
         await p.ready(this);
       } catch (err) {
         throw new ServerBuildError(`Plugin '${p.id}' failed in ready(): ${err instanceof Error ? err.message : String(err)}`, { cause: err });
       }
     }
+    this.#assertNotDisposedWhileFinishing('sealing the server');
     this.#phase = 'sealed';
   }
 

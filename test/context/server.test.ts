@@ -473,6 +473,45 @@ describe('dispose()', () => {
     await expect(server.dispose()).rejects.toBe(err);
   });
 
+  test('dispose() while finish() awaits a plugin: finish stops and rejects, the server stays disposed, built plugins are cleaned up', async () => {
+    const log: string[] = [];
+    let release!: () => void;
+    const server = new Server();
+    server.addPlugins(
+      { id: 'slow', build: () => new Promise<void>((r) => (release = r)), cleanup: () => void log.push('cleanup:slow') },
+      { id: 'next', build: () => void log.push('build:next'), ready: () => void log.push('ready:next') },
+    );
+    const finishing = server.finish();
+    const disposing = server.dispose();
+    release();
+    await expect(finishing).rejects.toThrow(/dispose\(\) was called/);
+    await disposing;
+    expect(log).toEqual(['cleanup:slow']);
+    expect(server.isDisposed).toBe(true);
+    expect(() => server.createContext()).toThrow(ServerError);
+    expect(() => server.insertGlobal(API_KEY, 'x')).toThrow(/disposed/);
+    expect(server.liveContexts).toBe(0);
+  });
+
+  test('dispose() while a ready() is pending: later ready() calls do not run and the server is not sealed', async () => {
+    const log: string[] = [];
+    let release!: () => void;
+    const server = new Server();
+    server.addPlugins(
+      { id: 'a', build: () => undefined, ready: () => new Promise<void>((r) => (release = r)) },
+      { id: 'b', build: () => undefined, ready: () => void log.push('ready:b'), cleanup: () => void log.push('cleanup:b') },
+    );
+    const finishing = server.finish();
+    await new Promise((r) => setTimeout(r, 0));
+    const disposing = server.dispose();
+    release();
+    await expect(finishing).rejects.toThrow(ServerError);
+    await disposing;
+    expect(log).toEqual(['cleanup:b']);
+    expect(server.isDisposed).toBe(true);
+    expect(() => server.createContext()).toThrow(/disposed/);
+  });
+
   test('disposing a server that never finished is fine and refuses later use', async () => {
     const server = new Server();
     server.insertGlobal(new AppConfig());

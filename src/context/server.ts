@@ -45,15 +45,16 @@ export class Server implements AsyncDisposable {
   #finishing: Promise<void> | undefined;
   #disposal: Promise<void> | undefined;
   #bound = new Set<Token>();
+  #sealed = false;
 
   /** Makes a server with an empty inversify container. */
   constructor() {
     this.container = new Container();
   }
 
-  /** True after `finish()` completed. */
+  /** True after `finish()` completed (and still true once the server is disposed). */
   get isFinished(): boolean {
-    return this.#phase === 'sealed' || this.#phase === 'disposed';
+    return this.#sealed;
   }
 
   /** True once `dispose()` was called. */
@@ -63,7 +64,9 @@ export class Server implements AsyncDisposable {
 
   #assertOpen(call: string): void {
     if (this.#phase === 'disposed') {
-      throw new ServerError(`${call} was called on a disposed server; create a new Server.`);
+      throw new ServerError(
+        `${call} was called on a disposed server${this.#sealed ? ' (it was finished, then disposed)' : ''}; create a new Server.`,
+      );
     }
     if (this.#phase === 'sealed') {
       throw new ServerError(
@@ -269,6 +272,7 @@ export class Server implements AsyncDisposable {
     }
     this.#assertNotDisposedWhileFinishing('sealing the server');
     this.#phase = 'sealed';
+    this.#sealed = true;
   }
 
   // ---------------------------------------------------------------- contexts

@@ -234,6 +234,11 @@ describe('sealing', () => {
     }
     expect(server.hasGlobal(API_KEY)).toBe(false);
     await server.dispose();
+    for (const call of [() => server.insertGlobal(API_KEY, 'x'), () => server.registerLocal(AgentMemory), () => server.addPlugins(plugin('p', []))]) {
+      expect(call).toThrow(ServerError);
+      expect(call).toThrow(/finished/);
+    }
+    expect(server.isFinished).toBe(true);
   });
 
   test('createContext() before finish() throws ServerError mentioning finish()', async () => {
@@ -517,6 +522,7 @@ describe('dispose()', () => {
     server.insertGlobal(new AppConfig());
     await server.dispose();
     expect(() => server.insertGlobal(API_KEY, 'x')).toThrow(/disposed/);
+    expect(server.isFinished).toBe(false);
     await expect(server.finish()).rejects.toThrow(/already called/);
   });
 });

@@ -21,8 +21,13 @@ export class AgentRegistry {
     return this.#byId.get(id);
   }
 
-  /** Reserves `agent.id` for `agent`; the caller checked it is free. */
+  /**
+   * Reserves `agent.id` for `agent`; the caller checked it is free (or held by an agent
+   * whose teardown started and has not reached `leave` yet). The entry is re-added so the
+   * new agent takes its own place in creation order, not its predecessor's.
+   */
   reserve(agent: Agent): void {
+    this.#byId.delete(agent.id);
     this.#byId.set(agent.id, agent);
   }
 

@@ -33,7 +33,8 @@ export class Outputs {
     assertToken(token, 'outputs.insert(token, value)');
     const map = (this.#map ??= new Map());
     const prev = map.get(token) as T | undefined;
-    map.delete(token);
+    // The most recent output is already last in insertion order: overwrite in place.
+    if (this.#last !== token) map.delete(token);
     map.set(token, value);
     this.#last = token;
     return prev;

@@ -1,0 +1,52 @@
+/**
+ * The README's "Registration scopes, tools, prompts and events" sample, run as written
+ * (with the tools it assumes defined as in examples/scoped-tools.ts).
+ */
+import { Server, ToolsPlugin, PromptsPlugin, Tools, Prompts, Events, createScope, scopeOf, type ToolDefinition } from '../../src/index.js';
+import { assertNoLeaks } from '../../src/testing/index.js';
+
+const readFileTool: ToolDefinition<{ path: string }> = {
+  name: 'read_file',
+  description: 'Read a file',
+  parameters: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+  execute: ({ path }) => `contents of ${path}`,
+};
+const shellTool: ToolDefinition<{ cmd: string }> = {
+  name: 'shell',
+  description: 'Run a shell command',
+  parameters: { type: 'object', properties: { cmd: { type: 'string' } }, required: ['cmd'] },
+  execute: ({ cmd }) => `ran ${cmd}`,
+};
+const webSearchTool: ToolDefinition<{ q: string }> = {
+  name: 'web_search',
+  description: 'Search the web',
+  parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+  execute: ({ q }) => `result for ${q}`,
+};
+
+test('README: registration scopes sample', async () => {
+  const server = new Server();
+  server.addPlugins(new ToolsPlugin(), new PromptsPlugin());      // both install the one shared Events
+  await server.finish();
+  const app = server.createContext();
+
+  app.get(Tools).register(readFileTool);                          // global: every agent sees it
+  app.get(Tools).register(shellTool);                             // global too
+  const researcher = createScope(app, { id: 'researcher' });      // AgentsPlugin does this for you
+  researcher.ctx.get(Tools).register(webSearchTool);              // only the researcher sees it
+  researcher.ctx.get(Tools).restrict({ deny: ['shell'] });        // masks a global tool for this agent
+  researcher.ctx.get(Prompts).section({ name: 'deployment:persona', order: 0, text: 'You research.' });
+  expect(scopeOf(researcher.ctx.child()) === researcher.key).toBe(true); // true: the tag is inherited
+
+  expect(app.get(Events)).toBeDefined();
+  expect(researcher.ctx.get(Tools).visible().map((t) => t.name)).toEqual(['read_file', 'web_search']);
+  expect(app.get(Tools).visible().map((t) => t.name)).toEqual(['read_file', 'shell']);
+  expect((await researcher.ctx.get(Prompts).assemble()).sections.map((s) => s.text)).toEqual(['You research.']);
+
+  await researcher.dispose();                                     // undoes every registration above
+  expect(app.get(Tools).visible(researcher.key).map((t) => t.name)).toEqual(['read_file', 'shell']);
+  expect((await app.get(Prompts).assemble({ scope: researcher.key })).sections).toEqual([]);
+  await app.dispose();
+  assertNoLeaks(server);
+  await server.dispose();
+});

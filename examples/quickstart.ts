@@ -2,13 +2,13 @@
  * Quickstart: the context tree of a multi-agent backend (server → agent → session → turn).
  *
  * - globals shared by every agent (AppConfig, a tool catalog, the model name),
- * - locals every agent gets its own instance of (ConversationHistory, AgentMemory),
+ * - locals every agent gets its own instance of (polestar's ConversationHistory, AgentMemory),
  * - two agents (researcher, writer) as root contexts with isolated memory,
  * - session and turn children, shadowing, outputs, a refused ResMut, and disposal.
  *
  * Run: `npm run demo` (or `node .build/examples/quickstart.js --self-test`).
  */
-import { globalResource, localResource, ParamError, Server, token, type Plugin } from '../src/index.js';
+import { ConversationHistory, globalResource, localResource, ParamError, Scratchpad, Server, token, type Plugin } from '../src/index.js';
 
 // ------------------------------------------------------------------ resources
 
@@ -24,11 +24,6 @@ class ToolCatalog {
   readonly tools = new Map<string, (q: string) => string>();
 }
 
-/** Per-agent chat history (a registered local: one fresh instance per agent). */
-class ConversationHistory {
-  readonly messages: string[] = [];
-}
-
 /** Per-agent long-term memory; closed when the agent's context is disposed. */
 @localResource()
 class AgentMemory implements Disposable {
@@ -36,11 +31,6 @@ class AgentMemory implements Disposable {
   [Symbol.dispose](): void {
     log(`  AgentMemory with ${this.facts.length} fact(s) disposed`);
   }
-}
-
-/** A turn's private notes. */
-class Scratchpad {
-  readonly notes: string[] = [];
 }
 
 const MODEL = token<string>('MODEL');
@@ -58,19 +48,23 @@ function check(ok: boolean, what: string): void {
 
 // ------------------------------------------------------------------ server
 
-/** A tiny plugin: installs the tools in build(), reports in ready(), undoes in cleanup(). */
-const toolsPlugin: Plugin = {
-  id: 'tools',
+/**
+ * A tiny plugin: installs a tool catalog in build(), reports in ready(), undoes in
+ * cleanup(). (polestar's own scoped tool registry is ToolsPlugin; see
+ * examples/scoped-tools.ts.)
+ */
+const catalogPlugin: Plugin = {
+  id: 'tool-catalog',
   build(server) {
     const catalog = new ToolCatalog();
     catalog.tools.set('search', (q) => `3 results for "${q}"`);
     server.insertGlobal(catalog);
   },
   ready(server) {
-    log(`plugin "tools" ready with ${server.getGlobal(ToolCatalog).tools.size} tool(s)`);
+    log(`plugin "tool-catalog" ready with ${server.getGlobal(ToolCatalog).tools.size} tool(s)`);
   },
   cleanup() {
-    log('  plugin "tools" cleaned up');
+    log('  plugin "tool-catalog" cleaned up');
   },
 };
 
@@ -79,7 +73,7 @@ server.insertGlobal(new AppConfig('polestar quickstart'));
 server.insertGlobal(MODEL, 'claude-sonnet-4');
 server.registerLocal(ConversationHistory);
 server.registerLocal(AgentMemory, () => new AgentMemory([]));
-server.addPlugins(toolsPlugin);
+server.addPlugins(catalogPlugin);
 await server.finish();
 log('server finished: globals AppConfig, ToolCatalog, MODEL; locals ConversationHistory, AgentMemory');
 
@@ -99,6 +93,9 @@ log(`researcher memory: ${JSON.stringify(researcher.get(AgentMemory).facts)}`);
 log(`writer memory:     ${JSON.stringify(writer.get(AgentMemory).facts)} (isolated)`);
 check(writer.get(AgentMemory).facts.length === 0, 'writer memory is isolated');
 
+// The history is the agent's own local: the agent context may mutate it (ResMut).
+researcher.getMut(ConversationHistory).append({ role: 'user', content: 'what is polestar?' });
+
 // ------------------------------------------------------------------ session and turn
 
 const session = researcher.child();
@@ -112,8 +109,9 @@ const session = researcher.child();
   const model = turn.get(MODEL);
   const search = turn.get(ToolCatalog).tools.get('search');
   turn.getMut(Scratchpad).notes.push(`turn of ${name} using ${model}`);
-  turn.get(ConversationHistory).messages.push(`user: what is polestar?`);
+  const history = turn.get(ConversationHistory); // Res: read-only, from the agent context
   log(`turn (depth ${turn.depth}) reads AGENT_NAME=${name} from the agent, MODEL=${model} from the globals`);
+  log(`turn reads the agent's history: ${history.messages.length} message(s), last "${history.messages.at(-1)?.content}"`);
   log(`turn calls a shared tool: ${search?.('polestar')}`);
 
   // ResMut never walks up: the agent's memory is not this turn's to mutate.
@@ -150,10 +148,12 @@ check(writerTurn.get(MODEL) === 'claude-haiku' && researcher.get(MODEL) === 'cla
 
 // ------------------------------------------------------------------ disposal
 
-log(`live root contexts: ${server.liveContexts}; disposing the server:`);
+log(`live root contexts: ${server.liveContexts}; disposing the server (contexts newest first, so the writer goes first):`);
 await server.dispose();
 check(session.isDisposed && writerTurn.isDisposed, 'server disposal disposes every context');
-log('done: every context, plugin and disposable global released');
+log('done: every context disposed, every plugin cleaned up');
+log('next: examples/systems.ts (systems and borrows), examples/scoped-tools.ts (per-agent tools),');
+log('      examples/agent-service.ts (agents behind an HTTP service: npm run service)');
 
 if (process.argv.includes('--self-test')) {
   check(lines.some((l) => l.includes('ResMut never walks up')), 'the ResMut message was printed');

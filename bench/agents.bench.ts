@@ -105,7 +105,7 @@ async function lifecycleRows(): Promise<BenchRow[]> {
   });
   return [
     { metric: 'agent lifecycle (create, 5 tools, session, turn, dispose), one at a time', value: polestar, unit: 'µs/agent' },
-    { metric: 'same, when no other live tool shares the schema (ajv recompiles per agent)', value: cold, unit: 'µs/agent' },
+    { metric: 'same, when no other live tool shares the schema (validator from the released-schema cache)', value: cold, unit: 'µs/agent' },
     { metric: 'same shape in raw inversify (child containers, 5 bindings, unbindAll)', value: inversify, unit: 'µs/agent' },
     { metric: 'bare Map floor (5 frozen tools per id, set + delete)', value: floor, unit: 'µs/agent' },
     { metric: 'polestar / inversify', value: polestar / inversify, unit: 'x' },

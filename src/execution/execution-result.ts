@@ -4,6 +4,20 @@
 import { randomUUID } from 'node:crypto';
 import type { Token } from '../context/token.js';
 
+/** What `JSON.stringify(result)` shows of an {@link ExecutionResult} (the token is left out). */
+export interface ExecutionResultJson {
+  /** The execution's unique id. */
+  readonly runId: string;
+  /** How many systems ran to completion. */
+  readonly systemsExecuted: number;
+  /** Wall-clock duration in milliseconds. */
+  readonly durationMs: number;
+  /** Whether a final output was taken. */
+  readonly hasOutput: boolean;
+  /** The final output's value, `undefined` when there was none. */
+  readonly value: unknown;
+}
+
 /**
  * The result of `ctx.execute(steps)`. The final output (the most recently stored one)
  * was moved out of `ctx.outputs`; every other output stays there.
@@ -39,7 +53,7 @@ export class ExecutionResult {
   }
 
   /** The fields `JSON.stringify` shows, `runId` included (a getter, so not an own property); the token is left out as before. */
-  toJSON(): { runId: string; systemsExecuted: number; durationMs: number; hasOutput: boolean; value: unknown } {
+  toJSON(): ExecutionResultJson {
     return { runId: this.runId, systemsExecuted: this.systemsExecuted, durationMs: this.durationMs, hasOutput: this.hasOutput, value: this.value };
   }
 

@@ -9,6 +9,7 @@ import { describeValue } from '../context/token.js';
 import { Agent, AgentHandle } from './agent.js';
 import { AgentError } from './errors.js';
 import type { AgentRegistry } from './registry.js';
+import { ContextView } from '../scope/context-view.js';
 
 /** Composes an agent's world through its scoped context; awaited before publication. */
 export type AgentSetup = (agentCtx: SystemContext) => void | Promise<void>;
@@ -49,21 +50,7 @@ export interface CreateAgentOptions {
  * await handle.dispose();
  * ```
  */
-export class Agents {
-  readonly #registry: AgentRegistry;
-  readonly #ctx: SystemContext;
-
-  /** @internal Views are made by the server; use `ctx.get(Agents)`. */
-  constructor(registry: AgentRegistry, ctx: SystemContext) {
-    this.#registry = registry;
-    this.#ctx = ctx;
-  }
-
-  /** The context this view is bound to: the owner of the agents it creates. */
-  get context(): SystemContext {
-    return this.#ctx;
-  }
-
+export class Agents extends ContextView<AgentRegistry> {
   /**
    * Creates an agent as one owned transaction:
    *
@@ -104,15 +91,15 @@ export class Agents {
           `Agents.create({ id: "${id}", parent }): parent must be an Agent (handle.agent or agents.get(id)), got ${describeValue(parent)}.`,
         );
       }
-      if (parent.ctx.server !== this.#ctx.server) {
+      if (parent.ctx.server !== this.context.server) {
         throw new AgentError(id, `Agents.create({ id: "${id}", parent }): parent agent "${parent.id}" belongs to another server.`);
       }
       if (parent.isDisposed) {
         throw new AgentError(id, `Agents.create({ id: "${id}", parent }): parent agent "${parent.id}" is disposed; a subagent needs a live parent.`);
       }
     }
-    this.#ctx._live(`Agents.create({ id: "${id}" })`);
-    const registry = this.#registry;
+    this.context._live(`Agents.create({ id: "${id}" })`);
+    const registry = this.registry;
     const holder = registry.holder(id);
     if (holder !== undefined && !holder.isDisposed) {
       const where = holder.state === 'composing' ? 'an agent with that id is still running its setup' : 'a live agent has that id';
@@ -120,7 +107,7 @@ export class Agents {
     }
 
     // ---- reserve, mint the scope, install the teardown (no await so far)
-    const owner = parent === undefined ? this.#ctx : parent.ctx;
+    const owner = parent === undefined ? this.context : parent.ctx;
     const agent = new Agent(registry, id, parent, owner);
     registry.reserve(agent);
     let abort!: () => void;
@@ -173,17 +160,17 @@ export class Agents {
 
   /** The published, live agent with this id, or `undefined` (also while its setup runs). */
   get(id: string): Agent | undefined {
-    return this.#registry.get(id);
+    return this.registry.get(id);
   }
 
   /** Whether a published, live agent has this id. */
   has(id: string): boolean {
-    return this.#registry.get(id) !== undefined;
+    return this.registry.get(id) !== undefined;
   }
 
   /** Every published, live agent of the server, oldest first. */
   list(): Agent[] {
-    return this.#registry.list();
+    return this.registry.list();
   }
 }
 

@@ -8,6 +8,7 @@ import type { Server } from '../context/server.js';
 import { describeValue } from '../context/token.js';
 import { EventBus, type Listener, type ListenerRecord } from './bus.js';
 import { ownedBy } from '../disposal/owned.js';
+import { ContextView } from '../scope/context-view.js';
 
 /** Options of {@link Events.on}. */
 export interface ListenOptions {
@@ -41,26 +42,7 @@ const buses = new WeakMap<Server, EventBus>();
  * off();
  * ```
  */
-export class Events {
-  readonly #bus: EventBus;
-  readonly #ctx: SystemContext;
-
-  /** @internal Views are made by the server; use `ctx.get(Events)`. */
-  constructor(bus: EventBus, ctx: SystemContext) {
-    this.#bus = bus;
-    this.#ctx = ctx;
-  }
-
-  /** The context this view is bound to. */
-  get context(): SystemContext {
-    return this.#ctx;
-  }
-
-  /** The scope this view registers for: `scopeOf` of its context (`undefined` = global). */
-  get scope(): object | undefined {
-    return this.#ctx._scopeKey;
-  }
-
+export class Events extends ContextView<EventBus> {
   /**
    * Registers `listener` for event `name`. The registration belongs to this view's
    * scope and is owned by its context. Returns an idempotent disposer.
@@ -78,10 +60,10 @@ export class Events {
     }
     const prepend = options?.prepend === true;
     const global = options?.global === true;
-    const ctx = this.#ctx;
+    const ctx = this.context;
     ctx._live(`Events.on("${name}")`);
     const rec: ListenerRecord = { name, fn: listener, scope: ctx._scopeKey, global, ctx, removed: false };
-    return ownedBy(ctx, this.#bus.add(rec, prepend));
+    return ownedBy(ctx, this.registry.add(rec, prepend));
   }
 
   /**
@@ -101,7 +83,7 @@ export class Events {
   async emit(scope: object | undefined, name: string, ...args: unknown[]): Promise<void> {
     assertScope(scope, 'Events.emit(scope, name)');
     assertName(name, 'Events.emit(scope, name)');
-    const errors = await this.#bus.emit(scope, name, args);
+    const errors = await this.registry.emit(scope, name, args);
     if (errors.length === 1) throw errors[0];
     if (errors.length > 1) {
       throw new AggregateError(errors, `${errors.length} listeners of "${name}" failed: ${errors.map(message).join('; ')}`);
@@ -117,13 +99,13 @@ export class Events {
   async waterfall<T>(scope: object | undefined, name: string, seed: T, ...args: unknown[]): Promise<T> {
     assertScope(scope, 'Events.waterfall(scope, name, seed)');
     assertName(name, 'Events.waterfall(scope, name, seed)');
-    return this.#bus.waterfall(scope, name, seed, args);
+    return this.registry.waterfall(scope, name, seed, args);
   }
 
   /** Number of listeners of `name` that hear an event about `scope`. */
   listenerCount(name: string, scope?: object): number {
     let n = 0;
-    for (const r of this.#bus.snapshot(name)) if (r.scope === undefined || r.global || r.scope === scope) n++;
+    for (const r of this.registry.snapshot(name)) if (r.scope === undefined || r.global || r.scope === scope) n++;
     return n;
   }
 }

@@ -22,6 +22,7 @@ import type {
   VariableProvider,
 } from './types.js';
 import { ownedBy } from '../disposal/owned.js';
+import { ContextView } from '../scope/context-view.js';
 
 /** A prompt could not be assembled or rendered (unknown variable, bad section text, malformed assembly). */
 export class PromptError extends Error {
@@ -116,26 +117,7 @@ export class PromptRegistry {
  * const text = prompts.render(await prompts.assemble()); // "You research tides."
  * ```
  */
-export class Prompts {
-  readonly #reg: PromptRegistry;
-  readonly #ctx: SystemContext;
-
-  /** @internal Views are made by the server; use `ctx.get(Prompts)`. */
-  constructor(registry: PromptRegistry, ctx: SystemContext) {
-    this.#reg = registry;
-    this.#ctx = ctx;
-  }
-
-  /** The context this view is bound to. */
-  get context(): SystemContext {
-    return this.#ctx;
-  }
-
-  /** The scope of this view: `scopeOf` of its context (`undefined` = the global layer). */
-  get scope(): object | undefined {
-    return this.#ctx._scopeKey;
-  }
-
+export class Prompts extends ContextView<PromptRegistry> {
   /**
    * Registers a section (name, order and text are read once and copied). A scoped
    * section replaces the global section of the same name in that scope's assemblies,
@@ -146,7 +128,7 @@ export class Prompts {
    *   protected section.
    */
   section(definition: SectionDefinition): () => void {
-    const ctx = this.#ctx;
+    const ctx = this.context;
     ctx._live('Prompts.section()');
     if (definition === null || typeof definition !== 'object') {
       throw new TypeError(`Prompts.section(definition): definition must be { name, order, text }, got ${describeValue(definition)}.`);
@@ -160,13 +142,13 @@ export class Prompts {
       throw new TypeError(`Prompts.section(${name}): text must be a string or a function ({ scope }) => string, got ${describeValue(text)}.`);
     }
     const scope = ctx._scopeKey;
-    if (scope !== undefined && this.#reg.globallyProtectedSection(name)) {
+    if (scope !== undefined && this.registry.globallyProtectedSection(name)) {
       throw new RegistrationError(
         `Prompts.section(): prompt section "${name}" is protected globally and can not be shadowed in a scope; ` +
           'choose another section name for the scoped text.',
       );
     }
-    return this.#reg.sections.add(ctx, name, Object.freeze({ name, order, text: text as SectionText }));
+    return this.registry.sections.add(ctx, name, Object.freeze({ name, order, text: text as SectionText }));
   }
 
   /**
@@ -174,7 +156,7 @@ export class Prompts {
    * function of `{ scope }` evaluated at each assembly. Returns an idempotent disposer.
    */
   variable(name: string, provider: VariableProvider): () => void {
-    const ctx = this.#ctx;
+    const ctx = this.context;
     ctx._live('Prompts.variable()');
     if (typeof name !== 'string' || !/^[^{}\s]+$/.test(name)) {
       throw new TypeError(`Prompts.variable(name, provider): name must be a non-empty string without spaces or braces, got ${describeValue(name)}.`);
@@ -182,7 +164,7 @@ export class Prompts {
     if (typeof provider !== 'string' && typeof provider !== 'function') {
       throw new TypeError(`Prompts.variable(${name}, provider): provider must be a string or a function ({ scope }) => string, got ${describeValue(provider)}.`);
     }
-    return this.#reg.variables.add(ctx, name, provider);
+    return this.registry.variables.add(ctx, name, provider);
   }
 
   /**
@@ -196,7 +178,7 @@ export class Prompts {
    *   global section protection names a section some scope already shadows.
    */
   protect(protection: PromptProtection): () => void {
-    const ctx = this.#ctx;
+    const ctx = this.context;
     ctx._live('Prompts.protect()');
     if (protection === null || typeof protection !== 'object') {
       throw new TypeError(`Prompts.protect(protection): protection must be { sections?, tools? }, got ${describeValue(protection)}.`);
@@ -209,7 +191,7 @@ export class Prompts {
     const scope = ctx._scopeKey;
     if (scope === undefined) {
       for (const s of sections) {
-        const shadows = this.#reg.sections.scopesWith(s);
+        const shadows = this.registry.sections.scopesWith(s);
         if (shadows.length > 0) {
           throw new RegistrationError(
             `Prompts.protect(): can not protect prompt section "${s}" globally: it is already shadowed in scope(s) ${shadows.map(scopeLabel).join(', ')}; ` +
@@ -218,7 +200,7 @@ export class Prompts {
         }
       }
     }
-    return this.#reg.addProtection(ctx, scope, { sections: new Set(sections), tools: new Set(tools) });
+    return this.registry.addProtection(ctx, scope, { sections: new Set(sections), tools: new Set(tools) });
   }
 
   /**
@@ -229,7 +211,7 @@ export class Prompts {
    * finally every protected name is restored.
    */
   async assemble(options?: AssembleOptions): Promise<PromptAssembly> {
-    let scope = this.#ctx._scopeKey;
+    let scope = this.context._scopeKey;
     if (options !== undefined) {
       if (options === null || typeof options !== 'object') throw new TypeError(`Prompts.assemble(options): options must be { scope? }, got ${describeValue(options)}.`);
       const s = (options as { scope?: unknown }).scope;
@@ -243,9 +225,9 @@ export class Prompts {
     const context = Object.freeze({ scope });
     const canonical = await this.#canonical(scope, context);
     const seed = cloneAssembly(canonical);
-    const out = await this.#reg.bus.waterfall<unknown>(scope, 'prompt/assemble', seed, [context]);
+    const out = await this.registry.bus.waterfall<unknown>(scope, 'prompt/assemble', seed, [context]);
     const transformed = checkAssembly(out);
-    const prot = this.#reg.protectedNames(scope);
+    const prot = this.registry.protectedNames(scope);
     // a fresh object: the listener's result may be frozen or shared, so it is not written to
     return {
       ...transformed,
@@ -255,7 +237,7 @@ export class Prompts {
   }
 
   async #canonical(scope: object | undefined, context: { scope: object | undefined }): Promise<PromptAssembly> {
-    const merged = [...this.#reg.sections.merged(scope).values()];
+    const merged = [...this.registry.sections.merged(scope).values()];
     const sorted = merged.map((s, i) => ({ s, i })).sort((a, b) => a.s.order - b.s.order || a.i - b.i);
     const sections: AssembledSection[] = [];
     for (const { s } of sorted) {
@@ -270,9 +252,9 @@ export class Prompts {
       if (typeof text !== 'string') throw new PromptError(`prompt section "${s.name}": its text function returned ${describeValue(text)} instead of a string.`);
       sections.push({ name: s.name, order: s.order, text });
     }
-    const tools = toolSchemasOf(this.#reg.server, scope) ?? [];
+    const tools = toolSchemasOf(this.registry.server, scope) ?? [];
     const variables: Record<string, string> = {};
-    for (const [name, provider] of this.#reg.variables.merged(scope)) {
+    for (const [name, provider] of this.registry.variables.merged(scope)) {
       let v: unknown = provider;
       if (typeof provider === 'function') {
         try {

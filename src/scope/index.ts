@@ -2,3 +2,4 @@
 export { createScope, scopeOf } from './scope.js';
 export type { Scope } from './scope.js';
 export { RegistrationError } from './layers.js';
+export { ContextView } from './context-view.js';

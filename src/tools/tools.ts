@@ -15,6 +15,7 @@ import { NotLosslessJsonError, snapshotJson, thawJson, type JsonObject } from '.
 import { executeCall } from './pipeline.js';
 import type { Tool, ToolCall, ToolDefinition, ToolGuard, ToolResult, ToolRestriction, ToolSchema } from './types.js';
 import { ownedBy } from '../disposal/owned.js';
+import { ContextView } from '../scope/context-view.js';
 
 /** @internal One restriction of a scope. */
 interface RestrictionRecord {
@@ -258,26 +259,7 @@ function passes(name: string, restrictions: readonly RestrictionRecord[] | undef
  * const result = await tools.execute({ callId: 'c1', name: 'search', arguments: { q: 'x' } });
  * ```
  */
-export class Tools {
-  readonly #reg: ToolRegistry;
-  readonly #ctx: SystemContext;
-
-  /** @internal Views are made by the server; use `ctx.get(Tools)`. */
-  constructor(registry: ToolRegistry, ctx: SystemContext) {
-    this.#reg = registry;
-    this.#ctx = ctx;
-  }
-
-  /** The context this view is bound to. */
-  get context(): SystemContext {
-    return this.#ctx;
-  }
-
-  /** The scope of this view: `scopeOf` of its context (`undefined` = the global layer). */
-  get scope(): object | undefined {
-    return this.#ctx._scopeKey;
-  }
-
+export class Tools extends ContextView<ToolRegistry> {
   /**
    * Registers a tool in this view's layer, owned by this view's context. The definition
    * is snapshotted: each field is read once, `parameters` must be lossless JSON and a
@@ -289,14 +271,14 @@ export class Tools {
    *   registered`) for a duplicate name in the layer.
    */
   register<A = any>(definition: ToolDefinition<A>): () => void {
-    const ctx = this.#ctx;
+    const ctx = this.context;
     ctx._live('Tools.register()');
     const snap = snapshotDefinition(definition);
-    const tool = Object.freeze({ ...snap, parameters: this.#reg.acquireParameters(snap.name, snap.parameters) }) as Tool;
+    const tool = Object.freeze({ ...snap, parameters: this.registry.acquireParameters(snap.name, snap.parameters) }) as Tool;
     try {
-      return this.#reg.layers.add(ctx, tool.name, tool);
+      return this.registry.layers.add(ctx, tool.name, tool);
     } catch (err) {
-      this.#reg.releaseValidator(tool);
+      this.registry.releaseValidator(tool);
       throw err;
     }
   }
@@ -312,7 +294,7 @@ export class Tools {
    *   TypeError for `{}` (`no-op`) or malformed lists.
    */
   restrict(restriction: ToolRestriction): () => void {
-    const ctx = this.#ctx;
+    const ctx = this.context;
     ctx._live('Tools.restrict()');
     const scope = ctx._scopeKey;
     if (scope === undefined) {
@@ -331,7 +313,7 @@ export class Tools {
         'Tools.restrict({}) is a no-op: pass allow (the global tools to keep; [] hides all of them) and/or a non-empty deny list.',
       );
     }
-    const known = this.#reg.resolve(scope).known;
+    const known = this.registry.resolve(scope).known;
     const knownSet = new Set(known);
     for (const n of [...(allow ?? []), ...(deny ?? [])]) {
       if (!knownSet.has(n)) {
@@ -340,7 +322,7 @@ export class Tools {
         );
       }
     }
-    return this.#reg.addRestriction(ctx, scope, {
+    return this.registry.addRestriction(ctx, scope, {
       allow: allow === undefined ? undefined : new Set(allow),
       deny: deny === undefined ? undefined : new Set(deny),
     });
@@ -353,30 +335,30 @@ export class Tools {
    * throwing guard denies too. Returns an idempotent disposer.
    */
   guard(fn: ToolGuard): () => void {
-    const ctx = this.#ctx;
+    const ctx = this.context;
     ctx._live('Tools.guard()');
     if (typeof fn !== 'function') throw new TypeError(`Tools.guard(fn): fn must be a function, got ${describeValue(fn)}.`);
-    return this.#reg.addGuard(ctx, { fn, scope: ctx._scopeKey });
+    return this.registry.addGuard(ctx, { fn, scope: ctx._scopeKey });
   }
 
   /** The stored (frozen) tool `name` resolves to for `scope` (omitted: this view's scope). */
   get(name: string, scope?: object): Tool | undefined {
-    return this.#reg.resolve(this.#scopeArg(scope, 'get')).byName.get(name);
+    return this.registry.resolve(this.#scopeArg(scope, 'get')).byName.get(name);
   }
 
   /** The tools `scope` sees (omitted: this view's scope), as a frozen array of stored tools. */
   visible(scope?: object): readonly Tool[] {
-    return this.#reg.resolve(this.#scopeArg(scope, 'visible')).list;
+    return this.registry.resolve(this.#scopeArg(scope, 'visible')).list;
   }
 
   /** Detached `{ name, description, parameters }` of the tools `scope` sees. */
   schemas(scope?: object): ToolSchema[] {
-    return this.#reg.resolve(this.#scopeArg(scope, 'schemas')).list.map(schemaOf);
+    return this.registry.resolve(this.#scopeArg(scope, 'schemas')).list.map(schemaOf);
   }
 
   /** Every tool name `scope` knows before restrictions: global names, then its own. */
   knownNames(scope?: object): string[] {
-    return [...this.#reg.resolve(this.#scopeArg(scope, 'knownNames')).known];
+    return [...this.registry.resolve(this.#scopeArg(scope, 'knownNames')).known];
   }
 
   /**
@@ -386,11 +368,11 @@ export class Tools {
    * `error.code` says what went wrong.
    */
   execute(call: ToolCall): Promise<ToolResult> {
-    return executeCall(this.#reg, this.#ctx, call);
+    return executeCall(this.registry, this.context, call);
   }
 
   #scopeArg(scope: unknown, method: string): object | undefined {
-    if (scope === undefined) return this.#ctx._scopeKey;
+    if (scope === undefined) return this.context._scopeKey;
     if (scope === null || (typeof scope !== 'object' && typeof scope !== 'function') || scope instanceof SystemContext) {
       throw new TypeError(`Tools.${method}(name?, scope): scope must be a scope key (an object or function) or omitted, got ${describeValue(scope)}; for a context pass scopeOf(ctx).`);
     }

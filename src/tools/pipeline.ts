@@ -131,7 +131,9 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
       } catch (err) {
         argsFailure = { code: 'INVALID_ARGS', message: `invalid arguments for tool "${name}": ${messageOf(err)}` };
       }
-      tool = reg.resolve(scope).byName.get(name);
+      // A disposed context sees no tools: its scope's restrictions and guards are gone,
+      // so resolving for it would fall back to the bare global layer.
+      tool = ctx.isDisposed ? undefined : reg.resolve(scope).byName.get(name);
       if (tool === undefined) failure ??= unknownTool(name);
       else if (argsFailure !== undefined) failure = argsFailure;
       else {
@@ -182,8 +184,10 @@ async function authorizeAndRun(
   const denial = await authorize(reg, ctx, execution);
   if (denial !== undefined) return errorResult(callId, { code: 'DENIED', message: denial });
   // Policy may have awaited: a tool unregistered (or whose scope was disposed or
-  // restricted) meanwhile is gone for this call too. One resolver, checked at dispatch.
-  const stillResolves = (): boolean => reg.resolve(scope).byName.get(execution.name) === tool;
+  // restricted) meanwhile is gone for this call too, and so is every tool when the
+  // context the call was made through was disposed meanwhile (its scope's guards may
+  // have been removed before they ran). One resolver, checked at dispatch.
+  const stillResolves = (): boolean => !ctx.isDisposed && reg.resolve(scope).byName.get(execution.name) === tool;
   if (!stillResolves()) return errorResult(callId, unknownTool(execution.name));
 
   // ---- tools/execute: listeners wrap, replace or short-circuit the call function

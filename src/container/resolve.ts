@@ -40,7 +40,7 @@ function assertClass(cls: unknown, where: string): asserts cls is Newable {
 export function resolveIn<T>(ctx: SystemContext, cls: Newable<T>): T {
   assertClass(cls, 'ctx.resolve(Class)');
   const global = ctx.server.container;
-  if (global.isBound(cls)) return global.get(cls);
+  if (global.isBound(cls)) return serverOwned(ctx, global.get(cls));
   if (building.includes(cls)) {
     const path = [...building.slice(building.indexOf(cls)), cls].map((c) => c.name || 'anonymous').join(' → ');
     throw new TypeError(`ctx.resolve(${cls.name}): circular dependency ${path}; break the cycle with a factory or a lazy lookup.`);
@@ -58,9 +58,18 @@ export function resolveIn<T>(ctx: SystemContext, cls: Newable<T>): T {
 export async function resolveInAsync<T>(ctx: SystemContext, cls: Newable<T>): Promise<T> {
   assertClass(cls, 'ctx.resolveAsync(Class)');
   const global = ctx.server.container;
-  if (global.isBound(cls)) return global.getAsync(cls);
+  if (global.isBound(cls)) return serverOwned(ctx, await global.getAsync(cls));
   const id = prepare(ctx, cls);
   return (await (ctx._container as Container).getAsync(id)) as T;
+}
+
+/**
+ * Records a value made by `server.container` as owned by the server (as `ctx.get` does),
+ * so a context that then holds it as a local never disposes it.
+ */
+function serverOwned<T>(ctx: SystemContext, v: T): T {
+  if (v !== null && typeof v === 'object') ctx.server._containerValues.add(v);
+  return v;
 }
 
 /** Binds `cls` and its dependencies in the context's container; returns its service id. */

@@ -11,7 +11,7 @@ import { SystemContext } from './system-context.js';
 import { assertToken, describeValue, nameOf, tokenOfValue, type Token } from './token.js';
 import { disposeValue, isDisposable, settle, throwCollected } from '../disposal/ownership.js';
 
-type Phase = 'open' | 'finishing' | 'ready' | 'sealed' | 'disposed';
+type Phase = 'open' | 'finishing' | 'ready' | 'sealed' | 'failed' | 'disposed';
 
 /**
  * The server: globals shared by every context, local factories run once per root
@@ -237,7 +237,11 @@ export class Server implements AsyncDisposable {
       return Promise.reject(new ServerError('finish() was already called on this server; it can only be called once.'));
     }
     this.#phase = 'finishing';
-    this.#finishing = this.#finish();
+    this.#finishing = this.#finish().catch((err: unknown) => {
+      // A failed build or ready() leaves plugins half made: no context may be created.
+      if (this.#phase !== 'disposed') this.#phase = 'failed';
+      throw err;
+    });
     return this.#finishing;
   }
 
@@ -283,6 +287,9 @@ export class Server implements AsyncDisposable {
    */
   createContext(): SystemContext {
     if (this.#phase === 'disposed') throw new ServerError('createContext() was called on a disposed server.');
+    if (this.#phase === 'failed') {
+      throw new ServerError('createContext() was called on a server whose finish() failed: its plugins are not all built and ready. Fix the failure and finish a new Server.');
+    }
     if (this.#phase === 'open' || this.#phase === 'finishing') {
       throw new ServerError('createContext() was called before finish(): await server.finish() first, then create contexts.');
     }

@@ -28,7 +28,7 @@ export class Outputs {
   }
 
   /** Stores `value` under `token`, returning the previous output of that token. */
-  insert<T>(token: Token<T>, value: T): T | undefined {
+  insert<T>(token: Token<T>, value: NoInfer<T>): T | undefined {
     this.#check('outputs.insert');
     assertToken(token, 'outputs.insert(token, value)');
     const map = (this.#map ??= new Map());

@@ -81,7 +81,7 @@ export class Server implements AsyncDisposable {
   /** Inserts a global whose token is `value.constructor`; returns the previous global. */
   insertGlobal<T extends object>(value: T): T | undefined;
   /** Inserts a global under an explicit token; returns the previous global. */
-  insertGlobal<T>(token: Token<T>, value: T): T | undefined;
+  insertGlobal<T>(token: Token<T>, value: NoInfer<T>): T | undefined;
   insertGlobal(a: unknown, b?: unknown): unknown {
     this.#assertOpen('insertGlobal()');
     let t: Token;
@@ -105,7 +105,7 @@ export class Server implements AsyncDisposable {
    * views that know the context they were resolved from. Returns `true` when it was
    * installed, `false` when a global of that token already existed (nothing changes).
    */
-  insertGlobalView<T>(token: Token<T>, view: (ctx: SystemContext) => T): boolean {
+  insertGlobalView<T>(token: Token<T>, view: (ctx: SystemContext) => NoInfer<T>): boolean {
     this.#assertOpen('insertGlobalView()');
     assertToken(token, 'insertGlobalView(token, view)');
     assertMayBeGlobal(token, `insertGlobalView(${nameOf(token)})`);
@@ -175,7 +175,7 @@ export class Server implements AsyncDisposable {
    * instance of. The factory runs once per root context; children get none (they read
    * the root's through `Res`). The factory defaults to `() => new token()`.
    */
-  registerLocal<T>(token: Token<T>, factory?: () => T): void {
+  registerLocal<T>(token: Token<T>, factory?: () => NoInfer<T>): void {
     this.#assertOpen('registerLocal()');
     assertToken(token, 'registerLocal(token, factory?)');
     assertMayBeLocal(token, `registerLocal(${nameOf(token)})`);

@@ -110,7 +110,7 @@ export class SystemContext implements AsyncDisposable {
    */
   insert<T extends object>(value: T): T | undefined;
   /** Sets a local of this context under an explicit token, returning the previous one. */
-  insert<T>(token: Token<T>, value: T): T | undefined;
+  insert<T>(token: Token<T>, value: NoInfer<T>): T | undefined;
   insert(a: unknown, b?: unknown): unknown {
     if (this._state !== LIVE) this._live('insert()');
     let t: Token;

@@ -4,6 +4,7 @@
 import { Server } from '../context/server.js';
 import type { Plugin } from '../context/plugin.js';
 import { describeValue, isToken, type Token } from '../context/token.js';
+import type { CheckedFactoryPairs, CheckedPairs } from './checked-pairs.js';
 
 /** A global for a test server: a value (its class is the token) or a `[token, value]` pair. */
 export type TestGlobal = object | readonly [Token, unknown];
@@ -11,12 +12,16 @@ export type TestGlobal = object | readonly [Token, unknown];
 /** A local for a test server: a token (its class is the factory) or a `[token, factory]` pair. */
 export type TestLocal = Token | readonly [Token, () => unknown];
 
-/** Options of {@link createTestServer}. */
-export interface TestServerOptions {
+/**
+ * Options of {@link createTestServer}. `G` and `L` are the types of the `globals` and
+ * `locals` lists, inferred at the call so that each `[token, value]` pair is checked
+ * against its token (`[COUNT, 'one']` with `COUNT = token<number>(...)` does not compile).
+ */
+export interface TestServerOptions<G extends readonly TestGlobal[] = readonly TestGlobal[], L extends readonly TestLocal[] = readonly TestLocal[]> {
   /** Globals: values (token = `value.constructor`) or `[token, value]` pairs, e.g. fakes. */
-  readonly globals?: readonly TestGlobal[];
+  readonly globals?: CheckedPairs<G>;
   /** Locals every root context gets: tokens or `[token, factory]` pairs. */
-  readonly locals?: readonly TestLocal[];
+  readonly locals?: CheckedFactoryPairs<L>;
   /** Plugins to add before `finish()`. */
   readonly plugins?: readonly Plugin[];
 }
@@ -52,7 +57,9 @@ export function configure(server: Server, options: TestServerOptions, where: str
  * });
  * ```
  */
-export async function createTestServer(options: TestServerOptions = {}): Promise<Server> {
+export async function createTestServer<const G extends readonly TestGlobal[] = readonly TestGlobal[], const L extends readonly TestLocal[] = readonly TestLocal[]>(
+  options: TestServerOptions<G, L> = {},
+): Promise<Server> {
   const server = new Server();
   try {
     configure(server, options, 'createTestServer(options)');

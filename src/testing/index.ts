@@ -8,6 +8,7 @@ import 'reflect-metadata';
 
 export { createTestServer } from './create-test-server.js';
 export type { TestServerOptions, TestGlobal, TestLocal } from './create-test-server.js';
+export type { CheckedPair, CheckedPairs, CheckedFactoryPair, CheckedFactoryPairs } from './checked-pairs.js';
 export { runSystem } from './run-system.js';
 export type { RunSystemOptions, RunSystemResult } from './run-system.js';
 export { assertNoLeaks, LeakError } from './assert-no-leaks.js';

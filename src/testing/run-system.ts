@@ -6,18 +6,26 @@ import { describeValue, isToken, type Token } from '../context/token.js';
 import type { AnySystem, SystemFn } from '../system/system.js';
 import { createTestServer, isPair, type TestGlobal, type TestLocal } from './create-test-server.js';
 import type { Plugin } from '../context/plugin.js';
+import type { CheckedFactoryPairs, CheckedPairs } from './checked-pairs.js';
 
-/** Options of {@link runSystem}. */
-export interface RunSystemOptions {
+/**
+ * Options of {@link runSystem}. `G`, `L` and `O` are the types of the `globals`, `locals`
+ * and `outputs` lists, inferred at the call so that each pair is checked against its token.
+ */
+export interface RunSystemOptions<
+  G extends readonly TestGlobal[] = readonly TestGlobal[],
+  L extends readonly (TestLocal | object)[] = readonly (TestLocal | object)[],
+  O extends readonly (readonly [Token, unknown])[] = readonly (readonly [Token, unknown])[],
+> {
   /** Globals: values or `[token, value]` pairs. */
-  readonly globals?: readonly TestGlobal[];
+  readonly globals?: CheckedPairs<G>;
   /**
    * Locals of the context the system runs on: tokens or `[token, factory]` pairs (as
    * for `createTestServer`), or values (class instances) inserted as they are.
    */
-  readonly locals?: readonly (TestLocal | object)[];
+  readonly locals?: CheckedFactoryPairs<L>;
   /** Outputs placed in the context before the run: `[token, value]` pairs. */
-  readonly outputs?: readonly (readonly [Token, unknown])[];
+  readonly outputs?: CheckedPairs<O>;
   /** Plugins to add to the test server. */
   readonly plugins?: readonly Plugin[];
 }
@@ -44,7 +52,12 @@ export interface RunSystemResult<O> {
  * await ctx.server.dispose();
  * ```
  */
-export async function runSystem<R>(system: SystemFn<R> | AnySystem<R>, options: RunSystemOptions = {}): Promise<RunSystemResult<Awaited<R>>> {
+export async function runSystem<
+  R,
+  const G extends readonly TestGlobal[] = readonly TestGlobal[],
+  const L extends readonly (TestLocal | object)[] = readonly (TestLocal | object)[],
+  const O extends readonly (readonly [Token, unknown])[] = readonly (readonly [Token, unknown])[],
+>(system: SystemFn<R> | AnySystem<R>, options: RunSystemOptions<G, L, O> = {}): Promise<RunSystemResult<Awaited<R>>> {
   const tokens: TestLocal[] = [];
   const values: object[] = [];
   for (const l of options.locals ?? []) {
@@ -52,7 +65,8 @@ export async function runSystem<R>(system: SystemFn<R> | AnySystem<R>, options: 
     else if (l !== null && typeof l === 'object' && !Array.isArray(l)) values.push(l);
     else throw new TypeError(`runSystem(system, options): a local must be a token, a [token, factory] pair or a value, got ${describeValue(l)}.`);
   }
-  const server = await createTestServer({ globals: options.globals, locals: tokens, plugins: options.plugins });
+  const globals: readonly TestGlobal[] | undefined = options.globals;
+  const server = await createTestServer({ globals, locals: tokens, plugins: options.plugins });
   try {
     const ctx = server.createContext();
     for (const v of values) ctx.insert(v);

@@ -85,7 +85,7 @@ export class System<O = unknown> {
 }
 
 /** Any system, whatever its output type. */
-export type AnySystem<O = any> = System<O>;
+export type AnySystem<O = unknown> = System<O>;
 
 /** A function that may be a decorated system method (checked at run time). */
 export type SystemFn<R = unknown> = (...args: any[]) => R;

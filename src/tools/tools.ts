@@ -270,7 +270,7 @@ export class Tools extends ContextView<ToolRegistry> {
    *   JSON-serializable` for exotic parameters); `RegistrationError` (`already
    *   registered`) for a duplicate name in the layer.
    */
-  register<A = any>(definition: ToolDefinition<A>): () => void {
+  register<A = unknown>(definition: ToolDefinition<A>): () => void {
     const ctx = this.context;
     ctx._live('Tools.register()');
     const snap = snapshotDefinition(definition);

@@ -7,8 +7,13 @@ import type { JsonObject, JsonValue } from './lossless-json.js';
 /** A JSON Schema object (the `parameters` of a tool). */
 export type JsonSchema = JsonObject;
 
-/** What `Tools.register` accepts. */
-export interface ToolDefinition<A = any> {
+/**
+ * What `Tools.register` accepts. `A` is the type `execute` receives its arguments as:
+ * declare it (`ToolDefinition<{ q: string }>`, or annotate `execute`'s parameter) to match
+ * the JSON Schema in `parameters`, which is what is checked at run time. Undeclared it
+ * is `unknown`.
+ */
+export interface ToolDefinition<A = unknown> {
   /** Model-facing name; unique per layer. */
   readonly name: string;
   /** Model-facing description. */
@@ -37,7 +42,7 @@ export interface Tool {
    */
   readonly parameters: JsonSchema;
   /** The definition's `execute`, bound to the definition object. */
-  readonly execute: (args: any, execution: ToolExecution) => unknown;
+  readonly execute: (args: unknown, execution: ToolExecution) => unknown;
   /** Calls are aborted with code `TIMEOUT` after this many milliseconds; absent: no timeout. */
   readonly timeoutMs?: number;
 }

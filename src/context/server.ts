@@ -286,7 +286,7 @@ export class Server implements AsyncDisposable {
    * `ServerError` before `finish()` (plugins may call it from `ready`).
    */
   createContext(): SystemContext {
-    if (this.#phase === 'disposed') throw new ServerError('createContext() was called on a disposed server.');
+    if (this.#phase === 'disposed') throw new ServerError('createContext() was called on a disposed server; a disposed server can not be reused: create a new Server (and finish() it).');
     if (this.#phase === 'failed') {
       throw new ServerError('createContext() was called on a server whose finish() failed: its plugins are not all built and ready. Fix the failure and finish a new Server.');
     }

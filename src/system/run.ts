@@ -58,7 +58,7 @@ export function runSystemStep(ctx: SystemContext, sys: System): unknown {
     thenable = r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function';
   } catch (err) {
     release(held, sys._writes);
-    throw new SystemError('ExecutionError', sys.name, err);
+    throw bodyError(ctx, sys, err);
   }
   if (thenable) {
     return Promise.resolve(r).then(
@@ -68,7 +68,7 @@ export function runSystemStep(ctx: SystemContext, sys: System): unknown {
       },
       (err: unknown) => {
         release(held, sys._writes);
-        throw new SystemError('ExecutionError', sys.name, err);
+        throw bodyError(ctx, sys, err);
       },
     );
   }
@@ -77,6 +77,12 @@ export function runSystemStep(ctx: SystemContext, sys: System): unknown {
 }
 
 const noHeld: Held = [];
+
+/** The `ExecutionError` for a throw or rejection of the body: its message names the context it ran on. */
+function bodyError(ctx: SystemContext, sys: System, err: unknown): SystemError {
+  const text = err instanceof Error ? err.message : `threw a non-Error value: ${describeValue(err)}`;
+  return new SystemError('ExecutionError', sys.name, err, `${text} (thrown by its body, running on the ${ctx.describe()})`);
+}
 
 /** Stores `v` under the system's output key and returns it. */
 function store(ctx: SystemContext, sys: System, v: unknown): unknown {

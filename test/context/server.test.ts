@@ -515,6 +515,7 @@ describe('dispose()', () => {
     expect(log).toEqual(['cleanup:b']);
     expect(server.isDisposed).toBe(true);
     expect(() => server.createContext()).toThrow(/disposed/);
+    expect(() => server.createContext()).toThrow(/create a new Server/); // the message says the fix
   });
 
   test('disposing a server that never finished is fine and refuses later use', async () => {

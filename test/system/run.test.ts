@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Out, out, ParamError, Res, ResMut, res, resMut, system, SystemError, token, Unit } from '../../src/index.js';
+import { createScope, Out, out, ParamError, Res, ResMut, res, resMut, system, SystemError, token, Unit } from '../../src/index.js';
 import { AppConfig, ConversationHistory, Scratchpad, setup, Summary } from './helpers.js';
 
 const Count = token<number>('Count');
@@ -169,13 +169,19 @@ describe('failures', () => {
     const err = (await ctx.run(sync).catch((e: unknown) => e)) as SystemError;
     expect(err.kind).toBe('ExecutionError');
     expect(err.systemName).toBe('syncThrow');
-    expect(err.message).toBe('execution error: syncThrow: boom');
+    // the SPEC'd prefix, the system, the thrown message, then the context it ran on
+    expect(err.message).toBe('execution error: syncThrow: boom (thrown by its body, running on the context at depth 0)');
     expect(err.cause).toBe(boom);
     const rejecting = system([], async () => {
       await Promise.resolve();
       throw boom;
-    });
+    }, { name: 'rejecting' });
     await expect(ctx.run(rejecting)).rejects.toMatchObject({ kind: 'ExecutionError', cause: boom });
+    // a scoped context (an agent's, say) is named by its scope
+    const scope = createScope(ctx.child(), { id: 'researcher' });
+    await expect(scope.ctx.run(rejecting)).rejects.toThrow(
+      'execution error: rejecting: boom (thrown by its body, running on the context at depth 2 (scope researcher))',
+    );
     await server.dispose();
   });
 

@@ -4,6 +4,7 @@
 import type { Plugin } from '../context/plugin.js';
 import type { Server } from '../context/server.js';
 import { ServerError } from '../context/errors.js';
+import { setProvider } from '../context/provider-hints.js';
 import { installEvents } from '../events/events.js';
 import { Agents } from './agents.js';
 import { AgentRegistry } from './registry.js';
@@ -30,3 +31,5 @@ export class AgentsPlugin implements Plugin {
     server._leakProbes.add(() => registry.live());
   }
 }
+
+setProvider(Agents, 'it is installed by AgentsPlugin: call server.addPlugins(new AgentsPlugin()) before server.finish()');

@@ -6,6 +6,7 @@ import { Container } from 'inversify';
 import { ParamError, ServerBuildError, ServerError } from './errors.js';
 import { assertMayBeGlobal, assertMayBeLocal } from './markers.js';
 import { orderPlugins, type Plugin } from './plugin.js';
+import { providerOf } from './provider-hints.js';
 import { ResourceEntry } from './resource-entry.js';
 import { SystemContext } from './system-context.js';
 import { assertToken, describeValue, nameOf, tokenOfValue, type Token } from './token.js';
@@ -139,7 +140,7 @@ export class Server implements AsyncDisposable {
     throw new ParamError(
       'ResourceNotFound',
       token,
-      e ? 'it is a contextual global: resolve it from a context with ctx.get(...)' : 'no global of that token; insert it with server.insertGlobal(...)',
+      e ? 'it is a contextual global: resolve it from a context with ctx.get(...)' : `no global of that token; ${providerOf(token) ?? 'insert it with server.insertGlobal(...)'}`,
     );
   }
 

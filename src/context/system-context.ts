@@ -9,6 +9,7 @@
 import { ContextDisposedError, ParamError } from './errors.js';
 import { assertMayBeLocal, assertMayBeMutated, roleOf } from './markers.js';
 import { Outputs } from './outputs.js';
+import { providerOf } from './provider-hints.js';
 import { ResourceEntry } from './resource-entry.js';
 import { assertToken, describeValue, isToken, nameOf, tokenOfValue, type Token } from './token.js';
 import { disposeValue, isDisposable, Ownership, settle, throwCollected, type Cleanup } from '../disposal/ownership.js';
@@ -470,5 +471,5 @@ function mutHint(t: Token, ctx: SystemContext): string {
 
 function notFoundHint(t: Token, ctx: SystemContext): string {
   return `looked in the locals of this ${ctx.describe()}, its ${ctx.depth} ancestor(s) and the globals; ` +
-    `insert it with ctx.insert(...), server.insertGlobal(...), server.registerLocal(...), or bind it in server.container`;
+    (providerOf(t) ?? `insert it with ctx.insert(...), server.insertGlobal(...), server.registerLocal(...), or bind it in server.container`);
 }

@@ -5,6 +5,7 @@
  */
 import { SystemContext } from '../context/system-context.js';
 import type { Server } from '../context/server.js';
+import { setProvider } from '../context/provider-hints.js';
 import { describeValue } from '../context/token.js';
 import { EventBus, type Listener, type ListenerRecord } from './bus.js';
 import { ownedBy } from '../disposal/owned.js';
@@ -151,3 +152,5 @@ function assertScope(scope: unknown, where: string): void {
 function message(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
+
+setProvider(Events, 'it is installed by ToolsPlugin, PromptsPlugin or AgentsPlugin (any one of them): call server.addPlugins(...) with one before server.finish()');

@@ -3,6 +3,7 @@
  * `{ sections, tools, variables }` and rendered with `{{name}}` interpolation.
  */
 import type { Plugin } from '../context/plugin.js';
+import { setProvider } from '../context/provider-hints.js';
 import type { Server } from '../context/server.js';
 import { SystemContext } from '../context/system-context.js';
 import { describeValue } from '../context/token.js';
@@ -353,3 +354,5 @@ export class PromptsPlugin implements Plugin {
     server.insertGlobalView(Prompts, (ctx) => new Prompts(reg, ctx));
   }
 }
+
+setProvider(Prompts, 'it is installed by PromptsPlugin: call server.addPlugins(new PromptsPlugin()) before server.finish()');

@@ -8,6 +8,7 @@ import type { Server } from '../context/server.js';
 import { SystemContext } from '../context/system-context.js';
 import { describeValue } from '../context/token.js';
 import type { Plugin } from '../context/plugin.js';
+import { setProvider } from '../context/provider-hints.js';
 import { installEvents } from '../events/events.js';
 import type { EventBus } from '../events/bus.js';
 import { Layers, RegistrationError, scopeLabel } from '../scope/layers.js';
@@ -474,3 +475,4 @@ export class ToolsPlugin implements Plugin {
   }
 }
 
+setProvider(Tools, 'it is installed by ToolsPlugin: call server.addPlugins(new ToolsPlugin()) before server.finish()');

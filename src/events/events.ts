@@ -82,6 +82,7 @@ export class Events extends ContextView<EventBus> {
    *   for an unscoped event (heard by unscoped and global listeners only).
    */
   async emit(scope: object | undefined, name: string, ...args: unknown[]): Promise<void> {
+    this.context._live('Events.emit()');
     assertScope(scope, 'Events.emit(scope, name)');
     assertName(name, 'Events.emit(scope, name)');
     const errors = await this.registry.emit(scope, name, args);
@@ -98,6 +99,7 @@ export class Events extends ContextView<EventBus> {
    * listener hears it). A throwing or rejecting listener stops the chain and rejects.
    */
   async waterfall<T>(scope: object | undefined, name: string, seed: T, ...args: unknown[]): Promise<T> {
+    this.context._live('Events.waterfall()');
     assertScope(scope, 'Events.waterfall(scope, name, seed)');
     assertName(name, 'Events.waterfall(scope, name, seed)');
     return this.registry.waterfall(scope, name, seed, args);

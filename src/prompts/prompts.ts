@@ -212,6 +212,7 @@ export class Prompts extends ContextView<PromptRegistry> {
    * finally every protected name is restored.
    */
   async assemble(options?: AssembleOptions): Promise<PromptAssembly> {
+    this.context._live('Prompts.assemble()');
     let scope = this.context._scopeKey;
     if (options !== undefined) {
       if (options === null || typeof options !== 'object') throw new TypeError(`Prompts.assemble(options): options must be { scope? }, got ${describeValue(options)}.`);

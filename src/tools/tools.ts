@@ -373,7 +373,10 @@ export class Tools extends ContextView<ToolRegistry> {
   }
 
   #scopeArg(scope: unknown, method: string): object | undefined {
-    if (scope === undefined) return this.context._scopeKey;
+    const ctx = this.context;
+    // A disposed context's view reads nothing (as its execute finds nothing): SPEC §3.
+    if (ctx._state !== 0) ctx._live(`Tools.${method}()`);
+    if (scope === undefined) return ctx._scopeKey;
     if (scope === null || (typeof scope !== 'object' && typeof scope !== 'function') || scope instanceof SystemContext) {
       throw new TypeError(`Tools.${method}(name?, scope): scope must be a scope key (an object or function) or omitted, got ${describeValue(scope)}; for a context pass scopeOf(ctx).`);
     }

@@ -69,6 +69,11 @@ export class Server implements AsyncDisposable {
         `${call} was called on a disposed server${this.#sealed ? ' (it was finished, then disposed)' : ''}; create a new Server.`,
       );
     }
+    if (this.#phase === 'failed') {
+      throw new ServerError(
+        `${call} was called on a server whose finish() failed; it can not be finished again. Fix the failure and configure a new Server.`,
+      );
+    }
     if (this.#phase === 'sealed') {
       throw new ServerError(
         `${call} was called after finish(): the server is finished and its globals, locals and plugins are sealed. ` +

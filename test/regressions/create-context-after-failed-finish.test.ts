@@ -32,6 +32,12 @@ describe('createContext() after a failed finish()', () => {
     server.addPlugins({ id: 'a', build: () => { throw new Error('bad config'); } });
     await expect(server.finish()).rejects.toThrow(/bad config/);
     expect(() => server.createContext()).toThrow(/finish\(\) failed/);
+    // Configuring it further can not help either: each call says so.
+    class Extra {}
+    expect(() => server.insertGlobal(new Extra())).toThrow(/finish\(\) failed/);
+    expect(() => server.registerLocal(Extra)).toThrow(/finish\(\) failed/);
+    expect(() => server.addPlugins({ id: 'late', build: () => undefined })).toThrow(/finish\(\) failed/);
+    expect(server.hasGlobal(Extra)).toBe(false);
     await server.dispose();
   });
 

@@ -18,7 +18,7 @@ import 'reflect-metadata';
 import { Container } from 'inversify';
 import { Agents, AgentsPlugin, Server, Tools, ToolsPlugin, openSession, type AgentHandle, type ToolDefinition } from '../src/index.js';
 import { runAgentsLoad } from '../test/fixtures/agents-load.js';
-import type { BenchReport, BenchRow } from './report.js';
+import { runIfMain, type BenchReport, type BenchRow } from './report.js';
 
 const gc = (): void => {
   const g = (globalThis as { gc?: () => void }).gc;
@@ -196,8 +196,4 @@ export async function run(): Promise<BenchReport> {
   return { name: 'agents', rows };
 }
 
-if (process.argv[1]?.endsWith('agents.bench.js')) {
-  const report = await run();
-  console.log(JSON.stringify(report));
-  console.table(report.rows.map((r) => ({ ...r, value: Number(r.value.toPrecision(4)) })));
-}
+await runIfMain('agents.bench.js', run);

@@ -13,7 +13,7 @@ import 'reflect-metadata';
 import { Container } from 'inversify';
 import { Server, type SystemContext } from '../src/index.js';
 import { gc, nsPerOp } from './measure.js';
-import type { BenchReport, BenchRow } from './report.js';
+import { runIfMain, type BenchReport, type BenchRow } from './report.js';
 
 class AppConfig {
   constructor(readonly agentName: string) {}
@@ -251,16 +251,4 @@ export async function run(): Promise<BenchReport> {
   return { name: 'context tree', rows };
 }
 
-if (process.argv[1]?.endsWith('context.bench.js')) {
-  const report = await run();
-  console.log(JSON.stringify(report, null, 2));
-  console.table(
-    report.rows.map((r) => ({
-      metric: r.metric,
-      value: Number(r.value.toPrecision(4)),
-      unit: r.unit,
-      target: r.target ?? '',
-      ok: r.ok === undefined ? '' : r.ok ? 'yes' : 'NO',
-    })),
-  );
-}
+await runIfMain('context.bench.js', run);

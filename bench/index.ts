@@ -2,7 +2,7 @@
  * Runs every benchmark (one module per hot path) in this process and prints a JSON
  * report plus a table. Usage: `npm run bench` (builds, then runs with --expose-gc).
  */
-import type { BenchReport } from './report.js';
+import { printTable, type BenchReport } from './report.js';
 
 const areas = ['context', 'systems', 'tools', 'agents'];
 
@@ -17,18 +17,7 @@ async function main(): Promise<void> {
     console.log(JSON.stringify({ node: process.version, date: new Date().toISOString(), reports }, null, 2));
     return;
   }
-  for (const r of reports) {
-    console.log(`\n## ${r.name}`);
-    console.table(
-      r.rows.map((row) => ({
-        metric: row.metric,
-        value: Number(row.value.toPrecision(4)),
-        unit: row.unit,
-        target: row.target ?? '',
-        ok: row.ok === undefined ? '' : row.ok ? 'yes' : 'NO',
-      })),
-    );
-  }
+  for (const r of reports) printTable(r);
   console.log(JSON.stringify({ node: process.version, reports }));
 }
 

@@ -9,7 +9,7 @@ import 'reflect-metadata';
 import { Container, inject, injectable } from 'inversify';
 import { res, resMut, Res, ResMut, Server, system, token, type SystemContext } from '../src/index.js';
 import { gc, now, nsPerOp } from './measure.js';
-import type { BenchReport, BenchRow } from './report.js';
+import { runIfMain, type BenchReport, type BenchRow } from './report.js';
 
 class AppConfig {
   constructor(readonly agentName: string) {}
@@ -191,8 +191,4 @@ export async function run(): Promise<BenchReport> {
   return { name: 'systems', rows };
 }
 
-if (process.argv[1]?.endsWith('systems.bench.js')) {
-  const report = await run();
-  console.log(JSON.stringify(report, null, 2));
-  console.table(report.rows.map((r) => ({ ...r, value: Number(r.value.toPrecision(4)) })));
-}
+await runIfMain('systems.bench.js', run);

@@ -13,7 +13,7 @@
 import 'reflect-metadata';
 import { Server, Tools, ToolsPlugin, createScope, type Scope, type ToolDefinition } from '../src/index.js';
 import { gc, nsPerOp } from './measure.js';
-import type { BenchReport, BenchRow } from './report.js';
+import { runIfMain, type BenchReport, type BenchRow } from './report.js';
 
 const params = { type: 'object', properties: { q: { type: 'string' } } };
 
@@ -139,8 +139,4 @@ export async function run(): Promise<BenchReport> {
   return { name: 'tools', rows };
 }
 
-if (process.argv[1]?.endsWith('tools.bench.js')) {
-  const report = await run();
-  console.log(JSON.stringify(report));
-  console.table(report.rows.map((r) => ({ ...r, value: Number(r.value.toPrecision(4)) })));
-}
+await runIfMain('tools.bench.js', run);

@@ -41,9 +41,13 @@ export function executeOn(ctx: SystemContext, steps: readonly Step[]): Promise<E
   return pending.then(() => finish(ctx, counter, start));
 }
 
-/** Moves the final output out and builds the result. */
+/**
+ * Moves the final output out and builds the result. Only an execution in which a system
+ * ran has a final output: with none (no steps, a loop whose body never ran) the most
+ * recent output belongs to whatever ran before, and stays in `ctx.outputs`.
+ */
 function finish(ctx: SystemContext, counter: Counter, start: number): ExecutionResult {
-  const last = ctx.outputs.takeLast();
+  const last = counter.systems > 0 ? ctx.outputs.takeLast() : undefined;
   return new ExecutionResult(counter.systems, performance.now() - start, last);
 }
 

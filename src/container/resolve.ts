@@ -23,6 +23,13 @@ type Newable<T = unknown> = new (...args: any[]) => T;
 const selfIds = new WeakMap<Newable, symbol>();
 /** Classes being built synchronously right now (for cycle messages). */
 const building: Newable[] = [];
+/**
+ * True while the innermost build on the stack is a `resolveAsync` (inversify's
+ * `getAsync` calls dependency factories synchronously): an unknown class dependency is
+ * then built with `resolveAsync` too, so its async activation is awaited instead of
+ * failing as an unexpected asynchronous service.
+ */
+let asyncBuild = false;
 
 function selfIdOf(cls: Newable): symbol {
   let id = selfIds.get(cls);
@@ -41,16 +48,23 @@ export function resolveIn<T>(ctx: SystemContext, cls: Newable<T>): T {
   assertClass(cls, 'ctx.resolve(Class)');
   const global = ctx.server.container;
   if (global.isBound(cls)) return serverOwned(ctx, global.get(cls));
-  if (building.includes(cls)) {
-    const path = [...building.slice(building.indexOf(cls)), cls].map((c) => c.name || 'anonymous').join(' → ');
-    throw new TypeError(`ctx.resolve(${cls.name}): circular dependency ${path}; break the cycle with a factory or a lazy lookup.`);
-  }
+  assertNoCycle(cls);
   const id = prepare(ctx, cls);
   building.push(cls);
+  const outer = asyncBuild;
+  asyncBuild = false;
   try {
     return (ctx._container as Container).get(id) as T;
   } finally {
     building.pop();
+    asyncBuild = outer;
+  }
+}
+
+function assertNoCycle(cls: Newable): void {
+  if (building.includes(cls)) {
+    const path = [...building.slice(building.indexOf(cls)), cls].map((c) => c.name || 'anonymous').join(' → ');
+    throw new TypeError(`ctx.resolve(${cls.name}): circular dependency ${path}; break the cycle with a factory or a lazy lookup.`);
   }
 }
 
@@ -59,8 +73,21 @@ export async function resolveInAsync<T>(ctx: SystemContext, cls: Newable<T>): Pr
   assertClass(cls, 'ctx.resolveAsync(Class)');
   const global = ctx.server.container;
   if (global.isBound(cls)) return serverOwned(ctx, await global.getAsync(cls));
+  assertNoCycle(cls);
   const id = prepare(ctx, cls);
-  return (await (ctx._container as Container).getAsync(id)) as T;
+  // Everything up to getAsync's first await runs synchronously, dependency factories
+  // included: the stack and the flag cover exactly those nested builds.
+  building.push(cls);
+  const outer = asyncBuild;
+  asyncBuild = true;
+  let pending: Promise<unknown>;
+  try {
+    pending = (ctx._container as Container).getAsync(id);
+  } finally {
+    building.pop();
+    asyncBuild = outer;
+  }
+  return (await pending) as T;
 }
 
 /**
@@ -116,7 +143,7 @@ function bindDependency(ctx: SystemContext, c: Container, dep: unknown): void {
 function resDependency(ctx: SystemContext, t: Token): unknown {
   const v = ctx.tryGet(t);
   if (v !== undefined) return v;
-  if (typeof t === 'function') return resolveIn(ctx, t as unknown as Newable);
+  if (typeof t === 'function') return asyncBuild ? resolveInAsync(ctx, t as unknown as Newable) : resolveIn(ctx, t as unknown as Newable);
   throw new ParamError(
     'ResourceNotFound',
     t,

@@ -10,7 +10,9 @@
  * `--self-test` starts it, drives a short scenario against itself over HTTP, prints what
  * happened and exits (0 when every check passed).
  *
- * Endpoints (JSON in, JSON out; errors are `{ "error": { "code", "message" } }` with a 4xx status):
+ * Endpoints (JSON in, JSON out; errors are `{ "error": { "code", "message" } }` with a 4xx status:
+ * 405 with an `Allow` header, 413 for a body over 64 KiB, 409 for a request about an agent
+ * deleted while it was in flight):
  *
  * - `GET    /agents`                      list agents
  * - `POST   /agents`                      `{ id, persona?, tools? }` create an agent (201)
@@ -27,6 +29,7 @@ import {
   Agents,
   AgentsPlugin,
   Events,
+  PromptError,
   Prompts,
   PromptsPlugin,
   RegistrationError,
@@ -214,9 +217,15 @@ class HttpError extends Error {
     readonly status: number,
     readonly code: string,
     message: string,
+    readonly headers: Readonly<Record<string, string>> = {},
   ) {
     super(message);
   }
+}
+
+/** A 405 with the `Allow` header RFC 9110 requires. */
+function notAllowed(method: string, route: string, allow: readonly string[]): HttpError {
+  return new HttpError(405, 'METHOD_NOT_ALLOWED', `${method} ${route} is not supported; use ${allow.join(' or ')}`, { allow: allow.join(', ') });
 }
 
 const ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -234,14 +243,18 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   const agents = app.get(Agents);
   const live = new Map<string, Live>();
   // Subagents are disposed with their parent: one listener keeps the table honest for every path.
-  app.get(Events).on('agent/disposed', (agent: Agent) => void live.delete(agent.id));
+  // The id is free as soon as the agent leaves the registry, before this listener runs, so a
+  // new agent may already hold the id: only the entry of this very agent is removed.
+  app.get(Events).on('agent/disposed', (agent: Agent) => {
+    if (live.get(agent.id)?.handle.agent === agent) live.delete(agent.id);
+  });
   app.get(Events).on('tools/result', (e: ToolExecution, r: ToolResult) =>
     log(`  [tools/result] ${(e.scope as Agent | undefined)?.id ?? 'global'} ${e.name} -> ${r.isError ? r.error?.code : 'ok'}`),
   );
 
   const need = (id: string): Live => {
     const entry = live.get(id);
-    if (entry === undefined) throw new HttpError(404, 'NOT_FOUND', `no agent "${id}"; create it with POST /agents`);
+    if (entry === undefined || entry.handle.agent.isDisposed) throw new HttpError(404, 'NOT_FOUND', `no agent "${id}"; create it with POST /agents`);
     return entry;
   };
 
@@ -263,7 +276,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
       handle = await agents.create({
         id: spec.id,
         parent,
-        setup: (ctx) => {
+        setup: async (ctx) => {
           const prompts = ctx.get(Prompts);
           prompts.variable('agent_id', spec.id);
           if (spec.persona !== undefined) prompts.section({ name: 'deployment:persona', order: 0, text: spec.persona });
@@ -276,15 +289,21 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
             parameters: stringArg('text'),
             execute: ({ text }: { text: string }) => `noted (${notes.push(text)} note(s): ${notes.join('; ')})`,
           });
+          // The persona is user text: a {{name}} in it with no variable would make every later
+          // render throw, so the prompt must render now (or the create rolls back with a 400).
+          prompts.render(await prompts.assemble());
         },
       });
     } catch (err) {
       if (err instanceof AgentError && /already registered/.test(err.message)) throw new HttpError(409, 'CONFLICT', err.message);
-      if (err instanceof AgentError && err.cause instanceof RegistrationError) throw new HttpError(400, 'BAD_REQUEST', err.message);
+      if (err instanceof AgentError && (err.cause instanceof RegistrationError || err.cause instanceof PromptError)) throw new HttpError(400, 'BAD_REQUEST', err.message);
+      if (parent?.isDisposed === true) throw gone(parent);
       throw err;
     }
     live.set(spec.id, { handle, session: openSession(handle.agent) });
-    return describe(handle.agent);
+    return describe(handle.agent).catch((err: unknown) => {
+      throw handle.agent.isDisposed ? gone(handle.agent) : err;
+    });
   };
 
   const message = async (entry: Live, body: unknown): Promise<Record<string, unknown>> => {
@@ -323,15 +342,34 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     throw new HttpError(status, code, result.error?.message ?? result.content);
   };
 
+  /** A request about an agent that was deleted while it was being handled. */
+  const gone = (agent: Agent): HttpError =>
+    new HttpError(409, 'CONFLICT', `agent "${agent.id}" was deleted while this request was in flight`);
+
   const route = async (method: string, path: string, body: unknown): Promise<{ status: number; body: unknown }> => {
-    const parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+    let parts: string[];
+    try {
+      parts = path.split('/').filter(Boolean).map(decodeURIComponent);
+    } catch {
+      throw new HttpError(400, 'BAD_REQUEST', `the path ${path} is not valid percent-encoding`);
+    }
     if (parts[0] !== 'agents' || parts.length > 3) throw new HttpError(404, 'NOT_FOUND', `no route ${method} ${path}`);
     if (parts.length === 1) {
       if (method === 'GET') return { status: 200, body: { agents: agents.list().map((a) => ({ id: a.id, parent: a.parent?.id ?? null })) } };
       if (method === 'POST') return { status: 201, body: await create(body, undefined) };
-      throw new HttpError(405, 'METHOD_NOT_ALLOWED', `${method} /agents is not supported; use GET or POST`);
+      throw notAllowed(method, '/agents', ['GET', 'POST']);
     }
     const entry = need(parts[1]);
+    try {
+      return await routeAgent(method, path, parts, entry, body);
+    } catch (err) {
+      // e.g. DELETE of its parent while a message to this agent awaited the model
+      if (!(err instanceof HttpError) && entry.handle.agent.isDisposed) throw gone(entry.handle.agent);
+      throw err;
+    }
+  };
+
+  const routeAgent = async (method: string, path: string, parts: readonly string[], entry: Live, body: unknown): Promise<{ status: number; body: unknown }> => {
     if (parts.length === 2) {
       if (method === 'GET') return { status: 200, body: await describe(entry.handle.agent) };
       if (method === 'DELETE') {
@@ -339,9 +377,9 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
         await entry.handle.dispose();
         return { status: 200, body: { deleted: gone } };
       }
-      throw new HttpError(405, 'METHOD_NOT_ALLOWED', `${method} /agents/:id is not supported; use GET or DELETE`);
+      throw notAllowed(method, '/agents/:id', ['GET', 'DELETE']);
     }
-    if (method !== 'POST') throw new HttpError(405, 'METHOD_NOT_ALLOWED', `${method} ${path} is not supported; use POST`);
+    if (method !== 'POST') throw notAllowed(method, path, ['POST']);
     if (parts[2] === 'subagents') return { status: 201, body: await create(body, entry.handle.agent) };
     if (parts[2] === 'messages') return { status: 200, body: await message(entry, body) };
     if (parts[2] === 'tool-calls') return toolCall(entry, body);
@@ -349,9 +387,9 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   };
 
   const httpServer = http.createServer((req, res) => {
-    const send = (status: number, payload: unknown): void => {
+    const send = (status: number, payload: unknown, headers: Readonly<Record<string, string>> = {}): void => {
       const text = JSON.stringify(payload);
-      res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+      res.writeHead(status, { ...headers, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) });
       res.end(text);
       log(`${req.method} ${req.url} -> ${status}`);
     };
@@ -371,7 +409,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
       .then(
         (r) => send(r.status, r.body),
         (err: unknown) => {
-          if (err instanceof HttpError) send(err.status, { error: { code: err.code, message: err.message } });
+          if (err instanceof HttpError) send(err.status, { error: { code: err.code, message: err.message } }, err.headers);
           else send(500, { error: { code: 'INTERNAL', message: err instanceof Error ? err.message : String(err) } });
         },
       );
@@ -433,15 +471,21 @@ function descendants(all: readonly Agent[], root: Agent): Agent[] {
 
 function readBody(req: http.IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
+    // Too large: answer 413 and close the connection once the answer is out. The rest of the
+    // body is read and dropped meanwhile (destroying the socket at once would reset the
+    // connection before the client could read the 413).
+    const tooLarge = (): void => {
+      req.removeAllListeners('data');
+      req.resume();
+      reject(new HttpError(413, 'TOO_LARGE', `the request body exceeds ${MAX_BODY} bytes`, { connection: 'close' }));
+    };
+    const declared = Number(req.headers['content-length']);
+    if (Number.isFinite(declared) && declared > MAX_BODY) return tooLarge();
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (c: Buffer) => {
       size += c.length;
-      if (size > MAX_BODY) {
-        reject(new HttpError(413, 'TOO_LARGE', `the request body exceeds ${MAX_BODY} bytes`));
-        req.destroy();
-        return;
-      }
+      if (size > MAX_BODY) return tooLarge();
       chunks.push(c);
     });
     req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));

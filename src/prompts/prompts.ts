@@ -225,11 +225,14 @@ export class Prompts extends ContextView<PromptRegistry> {
       }
     }
     const context = Object.freeze({ scope });
+    // The protections in force when the canonical sections are read (synchronously, below):
+    // read after the awaits, a scope disposed meanwhile would have lost its protections and
+    // a listener's rewrite of a section it protects would survive.
+    const prot = this.registry.protectedNames(scope);
     const canonical = await this.#canonical(scope, context);
     const seed = cloneAssembly(canonical);
     const out = await this.registry.bus.waterfall<unknown>(scope, 'prompt/assemble', seed, [context]);
     const transformed = checkAssembly(out);
-    const prot = this.registry.protectedNames(scope);
     // a fresh object: the listener's result may be frozen or shared, so it is not written to
     return {
       ...transformed,

@@ -232,6 +232,9 @@ export class Prompts extends ContextView<PromptRegistry> {
     const canonical = await this.#canonical(scope, context);
     const seed = cloneAssembly(canonical);
     const out = await this.registry.bus.waterfall<unknown>(scope, 'prompt/assemble', seed, [context]);
+    // A view whose context was disposed while this awaited refuses to hand out the result,
+    // as it would have refused the call (SPEC §3).
+    this.context._live('Prompts.assemble()');
     const transformed = checkAssembly(out);
     // a fresh object: the listener's result may be frozen or shared, so it is not written to
     return {

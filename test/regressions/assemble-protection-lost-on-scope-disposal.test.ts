@@ -31,7 +31,9 @@ test('a scope disposed while a variable provider awaits keeps its protected sect
     return 'v';
   });
 
-  const inFlight = prompts.assemble();
+  // Assembled for the scope through a live view (the scope's own view refuses to hand out
+  // a result once its context is disposed).
+  const inFlight = app.get(Prompts).assemble({ scope: scope.key });
   await Promise.resolve();
   const disposing = scope.dispose();
   release();

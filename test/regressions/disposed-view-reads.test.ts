@@ -58,8 +58,28 @@ test('after disposal the reads throw instead of falling back to the global layer
   await expect(prompts.assemble()).rejects.toThrow(ContextDisposedError);
   await expect(events.emit(undefined, 'x')).rejects.toThrow(ContextDisposedError);
   await expect(events.waterfall(undefined, 'x', 1)).rejects.toThrow(ContextDisposedError);
+  expect(() => events.listenerCount('x')).toThrow(ContextDisposedError);
   // execute never throws for a bad call: it finds nothing, like the reads.
   const r = await tools.execute({ callId: 'c1', name: 'shell', arguments: { cmd: 'ls' } });
   expect(r.error?.code).toBe('UNKNOWN_TOOL');
+  await server.dispose();
+});
+
+test('an assemble in flight when its agent is disposed rejects instead of returning the dead scope', async () => {
+  const { server, app, handle, prompts } = await setup();
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  handle.agent.ctx.get(Prompts).variable('slow', async () => {
+    await gate;
+    return 'late';
+  });
+  const pending = prompts.assemble();
+  const disposed = handle.dispose();
+  release();
+  await disposed;
+  await expect(pending).rejects.toThrow(ContextDisposedError);
+  // the global view still assembles
+  const global = await app.get(Prompts).assemble();
+  expect(global.sections.map((s) => s.text)).toEqual(['global persona']);
   await server.dispose();
 });

@@ -1,5 +1,5 @@
 /**
- * polestar/testing: helpers for unit-testing systems and checking that contexts,
+ * polestar-di/testing: helpers for unit-testing systems and checking that contexts,
  * scopes and scoped registrations are disposed.
  *
  * @packageDocumentation

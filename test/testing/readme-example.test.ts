@@ -1,5 +1,5 @@
 // The README's "Testing systems" example, verbatim apart from the import paths
-// (in an app: 'polestar' and 'polestar/testing').
+// (in an app: 'polestar-di' and 'polestar-di/testing').
 import { Res, ResMut, system, token } from '../../src/index.js';
 import { assertNoLeaks, createTestServer, runSystem } from '../../src/testing/index.js';
 

@@ -5,7 +5,7 @@ export default tseslint.config(
   js.configs.recommended,
   ...tseslint.configs.strict,
   {
-    ignores: ['dist/**', 'coverage/**', '.build/**', 'docs/**', 'node_modules/**'],
+    ignores: ['dist/**', 'coverage/**', '.build/**', 'site/**', 'node_modules/**'],
   },
   {
     files: ['**/*.js', '**/*.cjs'],

@@ -319,14 +319,15 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
       const reply = await model.complete({ systemPrompt: prompts.render(assembly), tools: assembly.tools, history: session.history.messages, message: text });
       const scratch = turnCtx.getMut(Scratchpad);
       session.history.append({ role: 'user', content: text });
+      const calls = reply.toolCalls.map((call, i) => ({ callId: `call-${session.turnCount}-${i}`, name: call.name, arguments: call.arguments }));
+      session.history.append(calls.length > 0 ? { role: 'assistant', content: reply.text, toolCalls: calls } : { role: 'assistant', content: reply.text });
       const toolCalls: Record<string, unknown>[] = [];
-      for (const [i, call] of reply.toolCalls.entries()) {
-        const result = await turnCtx.get(Tools).execute({ callId: `call-${session.turnCount}-${i}`, name: call.name, arguments: call.arguments });
+      for (const call of calls) {
+        const result = await turnCtx.get(Tools).execute(call);
         scratch.notes.push(`${call.name}: ${result.isError ? result.error?.code : 'ok'}`);
-        session.history.append({ role: 'tool', name: call.name, content: result.content });
+        session.history.append({ role: 'tool', callId: result.callId, content: result.content, isError: result.isError });
         toolCalls.push({ name: call.name, arguments: call.arguments, isError: result.isError, code: result.error?.code ?? null, content: result.content });
       }
-      session.history.append({ role: 'assistant', content: reply.text });
       return { agent: entry.handle.agent.id, reply: reply.text, toolCalls, scratchpad: [...scratch.notes], historyLength: session.history.length };
     });
   };

@@ -5,5 +5,14 @@ export { Agent, AgentHandle } from './agent.js';
 export type { AgentState } from './agent.js';
 export { AgentsPlugin } from './plugin.js';
 export { AgentError } from './errors.js';
-export { ConversationHistory, Scratchpad, Session, openSession } from './session.js';
-export type { ChatMessage, SessionOptions } from './session.js';
+export { Scratchpad, Session, openSession } from './session.js';
+export type { SessionOptions } from './session.js';
+export { ConversationHistory } from './history.js';
+export type {
+  ChatMessage,
+  ChatSystemMessage,
+  ChatUserMessage,
+  ChatAssistantMessage,
+  ChatToolMessage,
+  ChatToolCall,
+} from './history.js';

@@ -1,40 +1,12 @@
 /**
  * Sessions and turns: plain contexts below an agent, with a small helper for the common
- * pattern (a session keeps its `ConversationHistory`; each turn is a child context with
- * a fresh `Scratchpad`, disposed when the turn ends).
+ * pattern (a session keeps its `ConversationHistory`, see history.ts; each turn is a child
+ * context with a fresh `Scratchpad`, disposed when the turn ends).
  */
 import { SystemContext } from '../context/system-context.js';
 import { describeValue } from '../context/token.js';
 import { Agent } from './agent.js';
-
-/** One message of a conversation. */
-export interface ChatMessage {
-  /** Who said it. */
-  readonly role: 'system' | 'user' | 'assistant' | 'tool';
-  /** What was said (for `tool`, the tool's result content). */
-  readonly content: string;
-  /** For `tool` messages: the tool's name. */
-  readonly name?: string;
-}
-
-/** The messages of one session. A local of the session context. */
-export class ConversationHistory {
-  /** The messages, oldest first. */
-  readonly messages: ChatMessage[] = [];
-
-  /** Appends a message (copied) and returns the number of messages. */
-  append(message: ChatMessage): number {
-    const m: ChatMessage = message.name === undefined
-      ? { role: message.role, content: message.content }
-      : { role: message.role, content: message.content, name: message.name };
-    return this.messages.push(Object.freeze(m));
-  }
-
-  /** Number of messages. */
-  get length(): number {
-    return this.messages.length;
-  }
-}
+import { ConversationHistory } from './history.js';
 
 /** Per-turn working memory. A local of the turn context, gone when the turn ends. */
 export class Scratchpad {

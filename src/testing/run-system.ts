@@ -47,7 +47,7 @@ export interface RunSystemResult<O> {
  * ```ts
  * const { output, ctx } = await runSystem(summarize, {
  *   globals: [new AppConfig('test')],
- *   locals: [[ConversationHistory, () => new ConversationHistory(['hi'])]],
+ *   locals: [[ConversationHistory, () => new ConversationHistory([{ role: 'user', content: 'hi' }])]],
  * });
  * await ctx.server.dispose();
  * ```

@@ -42,7 +42,7 @@ describe('ChatMessage union', () => {
   test("arguments may be the model's raw text (a string) when it was not valid JSON", () => {
     const h = new ConversationHistory();
     h.append({ role: 'assistant', content: '', toolCalls: [{ callId: 'c', name: 't', arguments: '{"q": "unterminated' }] });
-    expect((h.messages[0] as { toolCalls: { arguments: unknown }[] }).toolCalls[0].arguments).toBe('{"q": "unterminated');
+    expect((h.messages[0] as Extract<ChatMessage, { role: 'assistant' }>).toolCalls?.[0].arguments).toBe('{"q": "unterminated');
   });
 
   test('known optional fields given as undefined are left out', () => {

@@ -264,13 +264,11 @@ export class SystemContext implements AsyncDisposable {
 
   /** Fetches the system's parameters from this context, runs it, stores and returns its output. */
   run<R>(system: SystemFn<R> | AnySystem<R>): Promise<Awaited<R>> {
-    this._live('run()');
     return runOn(this, system) as Promise<Awaited<R>>;
   }
 
   /** Runs steps (systems, `parallel`, `loop`) in order; resolves to an `ExecutionResult`. */
   execute(steps: readonly Step[]): Promise<ExecutionResult> {
-    this._live('execute()');
     return executeOn(this, steps);
   }
 
@@ -282,8 +280,7 @@ export class SystemContext implements AsyncDisposable {
 
   /** Like {@link SystemContext.resolve}, for classes with async activation. */
   resolveAsync<T>(cls: new (...args: any[]) => T): Promise<T> {
-    this._live('resolveAsync()');
-    return resolveInAsync(this, cls);
+    return this._state === LIVE ? resolveInAsync(this, cls) : Promise.reject(new ContextDisposedError('resolveAsync()', this.describe()));
   }
 
   // ---------------------------------------------------------------- disposal

@@ -15,7 +15,7 @@ export class ParallelStep {
 
   /** @internal Use {@link parallel}. */
   constructor(branches: readonly (readonly Step[])[]) {
-    this.branches = Object.freeze(branches.map((b) => Object.freeze([...b])));
+    this.branches = Object.freeze(branches);
     Object.freeze(this);
   }
 }
@@ -43,7 +43,7 @@ export class LoopStep {
 
   /** @internal Use {@link loop}. */
   constructor(body: readonly Step[], options: LoopOptions) {
-    this.body = Object.freeze([...body]);
+    this.body = Object.freeze(body);
     this.until = options.until;
     this.maxIterations = options.maxIterations ?? DEFAULT_MAX_ITERATIONS;
     this.name = options.name ?? 'loop';
@@ -67,8 +67,7 @@ export const DEFAULT_MAX_ITERATIONS = 1000;
  */
 export function parallel(...branches: (readonly Step[])[]): ParallelStep {
   if (branches.length === 0) throw new TypeError('parallel(...branches): needs at least one branch (an array of steps).');
-  branches.forEach((b, i) => checkSteps(b, `parallel(...): branch #${i}`));
-  return new ParallelStep(branches);
+  return new ParallelStep(branches.map((b, i) => Object.freeze(snapshotSteps(b, `parallel(...): branch #${i}`))));
 }
 
 /**
@@ -82,28 +81,39 @@ export function parallel(...branches: (readonly Step[])[]): ParallelStep {
  * ```
  */
 export function loop(body: readonly Step[], options: LoopOptions): LoopStep {
-  checkSteps(body, 'loop(body, options): body');
+  const steps = snapshotSteps(body, 'loop(body, options): body');
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`loop(body, options): options must be { until: (ctx) => boolean, maxIterations? }, got ${describeValue(options)}.`);
   }
-  if (typeof options.until !== 'function') {
-    throw new TypeError(`loop(body, options): options.until must be a function (ctx) => boolean, got ${describeValue(options.until)}.`);
-  }
+  // Each option is read once: what was checked is what runs.
+  const until = options.until;
   const max = options.maxIterations;
+  const name = options.name;
+  if (typeof until !== 'function') {
+    throw new TypeError(`loop(body, options): options.until must be a function (ctx) => boolean, got ${describeValue(until)}.`);
+  }
   if (max !== undefined && !(Number.isSafeInteger(max) && max >= 0)) {
     throw new TypeError(`loop(body, options): options.maxIterations must be a non-negative integer, got ${describeValue(max)}; a loop always has a bound.`);
   }
-  if (options.name !== undefined && (typeof options.name !== 'string' || options.name === '')) {
+  if (name !== undefined && (typeof name !== 'string' || name === '')) {
     throw new TypeError('loop(body, options): options.name must be a non-empty string.');
   }
-  return new LoopStep(body, options);
+  return new LoopStep(steps, { until, maxIterations: max, name });
 }
 
-/** @internal Throws a TypeError naming the first entry of `steps` that is not a step. */
-export function checkSteps(steps: unknown, where: string): asserts steps is readonly Step[] {
+/**
+ * @internal Reads `steps` once, by index, into a new array, with each system step
+ * resolved to its `System`; throws a TypeError naming the first entry that is not a step.
+ * Nothing is read from `steps` afterwards, so a later change to the caller's array (or a
+ * getter that answers differently the second time) can not change what runs.
+ */
+export function snapshotSteps(steps: unknown, where: string): Step[] {
   if (!Array.isArray(steps)) throw new TypeError(`${where}: expected an array of steps, got ${describeValue(steps)}.`);
-  steps.forEach((s, i) => {
-    if (s instanceof ParallelStep || s instanceof LoopStep) return;
-    asSystem(s, `${where}, step #${i}`);
-  });
+  const n = steps.length;
+  const list: Step[] = new Array(n);
+  for (let i = 0; i < n; i++) {
+    const s: unknown = steps[i];
+    list[i] = s instanceof ParallelStep || s instanceof LoopStep ? s : asSystem(s, `${where}, step #${i}`);
+  }
+  return list;
 }

@@ -8,9 +8,20 @@ import { release, type Held } from './fetch.js';
 import { SystemError } from './system-error.js';
 import { asSystem, Unit, type System } from './system.js';
 
-/** @internal `ctx.run(system)`: throws a TypeError synchronously for a non-system. */
+/**
+ * @internal `ctx.run(system)`. Every failure rejects (SPEC 10.7): a disposed context
+ * (`ContextDisposedError`), a non-system (`TypeError`), a parameter or body failure
+ * (`SystemError`).
+ */
 export function runOn(ctx: SystemContext, value: unknown): Promise<unknown> {
-  return runSystemOn(ctx, asSystem(value, 'ctx.run(system)'));
+  let sys: System;
+  try {
+    ctx._live('run()');
+    sys = asSystem(value, 'ctx.run(system)');
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  return runSystemOn(ctx, sys);
 }
 
 /** @internal Runs a known system on `ctx`; never throws synchronously. */
@@ -24,6 +35,16 @@ export function runSystemOn(ctx: SystemContext, sys: System): Promise<unknown> {
 }
 
 /**
+ * @internal Where `ctx.execute` learns what a system stored: the token and value of the
+ * output, set when it is stored.
+ */
+export interface OutputSink {
+  stored: boolean;
+  token: Token | undefined;
+  value: unknown;
+}
+
+/**
  * @internal Runs a known system on `ctx` without adding a promise layer of its own:
  * when the body returns a non-thenable, the output is stored and returned directly
  * (never a `Promise`, since a thenable result is awaited first); when it returns a
@@ -31,7 +52,7 @@ export function runSystemOn(ctx: SystemContext, sys: System): Promise<unknown> {
  * (receiver, fetch, a synchronous throw, storing a synchronous output) throws the
  * `SystemError` synchronously. Borrows are released in every case.
  */
-export function runSystemStep(ctx: SystemContext, sys: System): unknown {
+export function runSystemStep(ctx: SystemContext, sys: System, sink?: OutputSink): unknown {
   let self = sys._this;
   if (sys._owner !== undefined) {
     try {
@@ -64,7 +85,7 @@ export function runSystemStep(ctx: SystemContext, sys: System): unknown {
     return Promise.resolve(r).then(
       (v) => {
         release(held, sys._writes);
-        return store(ctx, sys, v);
+        return store(ctx, sys, v, sink);
       },
       (err: unknown) => {
         release(held, sys._writes);
@@ -73,7 +94,7 @@ export function runSystemStep(ctx: SystemContext, sys: System): unknown {
     );
   }
   release(held, sys._writes);
-  return store(ctx, sys, r);
+  return store(ctx, sys, r, sink);
 }
 
 const noHeld: Held = [];
@@ -85,7 +106,7 @@ function bodyError(ctx: SystemContext, sys: System, err: unknown): SystemError {
 }
 
 /** Stores `v` under the system's output key and returns it. */
-function store(ctx: SystemContext, sys: System, v: unknown): unknown {
+function store(ctx: SystemContext, sys: System, v: unknown, sink: OutputSink | undefined): unknown {
   let key: Token | undefined = sys.output;
   if (key === undefined) {
     if (v === undefined) key = Unit;
@@ -106,6 +127,11 @@ function store(ctx: SystemContext, sys: System, v: unknown): unknown {
     ctx.outputs.insert(key, v);
   } catch (err) {
     throw new SystemError('ExecutionError', sys.name, err, `its output could not be stored: ${messageOf(err)}`);
+  }
+  if (sink !== undefined) {
+    sink.stored = true;
+    sink.token = key;
+    sink.value = v;
   }
   return v;
 }

@@ -146,13 +146,13 @@ describe('sequential execution', () => {
     await server.dispose();
   });
 
-  test('a non-step is a TypeError thrown before anything runs', async () => {
+  test('a non-step is a TypeError, rejected before anything runs (parallel/loop, being synchronous, throw)', async () => {
     const { server, ctx } = await setup();
     const ran: string[] = [];
     const ok = system([], () => ran.push('ok'));
-    expect(() => ctx.execute([ok, (() => 1) as never])).toThrow(/step #1: the function .* is not a system/);
-    expect(() => ctx.execute([ok, 'x' as never])).toThrow(TypeError);
-    expect(() => ctx.execute('x' as never)).toThrow(/expected an array of steps/);
+    await expect(ctx.execute([ok, (() => 1) as never])).rejects.toThrow(/step #1: the function .* is not a system/);
+    await expect(ctx.execute([ok, 'x' as never])).rejects.toThrow(TypeError);
+    await expect(ctx.execute('x' as never)).rejects.toThrow(/expected an array of steps/);
     expect(() => parallel([ok], [{} as never])).toThrow(/branch #1, step #0/);
     expect(() => parallel()).toThrow(/at least one branch/);
     expect(() => loop([ok], {} as never)).toThrow(/until must be a function/);

@@ -202,11 +202,11 @@ describe('failures', () => {
     await server.dispose();
   });
 
-  test('ctx.run on a disposed context throws ContextDisposedError', async () => {
+  test('ctx.run on a disposed context rejects with ContextDisposedError (SPEC 10.7: never a synchronous throw)', async () => {
     const { server, ctx } = await setup();
     const child = ctx.child();
     await child.dispose();
-    expect(() => child.run(system([], () => 1))).toThrow(/disposed/);
+    await expect(child.run(system([], () => 1))).rejects.toThrow(/disposed/);
     await server.dispose();
   });
 

@@ -127,15 +127,15 @@ describe('defining systems', () => {
 });
 
 describe('running a non-system', () => {
-  test('ctx.run of an undecorated function throws a TypeError that says how to declare a system', async () => {
+  test('ctx.run of an undecorated function rejects with a TypeError that says how to declare a system', async () => {
     const { server, ctx } = await setup();
     function notASystem() {
       return 1;
     }
-    expect(() => ctx.run(notASystem)).toThrow(TypeError);
-    expect(() => ctx.run(notASystem)).toThrow(/notASystem is not a system.*system\(\[Res\(A\), ResMut\(B\)\].*@system\(\)/);
-    expect(() => ctx.run({} as never)).toThrow(/expected a system/);
-    expect(() => ctx.run(42 as never)).toThrow(TypeError);
+    await expect(ctx.run(notASystem)).rejects.toThrow(TypeError);
+    await expect(ctx.run(notASystem)).rejects.toThrow(/notASystem is not a system.*system\(\[Res\(A\), ResMut\(B\)\].*@system\(\)/);
+    await expect(ctx.run({} as never)).rejects.toThrow(/expected a system/);
+    await expect(ctx.run(42 as never)).rejects.toThrow(TypeError);
     expect(ctx.outputs.size).toBe(0);
     await server.dispose();
   });

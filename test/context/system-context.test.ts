@@ -472,10 +472,7 @@ describe('onDispose / dispose', () => {
       ['outputs.clear', () => outputs.clear()],
       ['outputs.entries', () => outputs.entries()],
       ['onDispose', () => ctx.onDispose(() => undefined)],
-      ['run', () => ctx.run((() => undefined) as never)],
-      ['execute', () => ctx.execute([])],
       ['resolve', () => ctx.resolve(Scratchpad)],
-      ['resolveAsync', () => ctx.resolveAsync(Scratchpad)],
     ];
     for (const [name, call] of calls) {
       let err: unknown;
@@ -484,6 +481,17 @@ describe('onDispose / dispose', () => {
       } catch (e) {
         err = e;
       }
+      expect([name, (err as Error | undefined)?.name]).toEqual([name, 'ContextDisposedError']);
+      expect((err as Error).message).toMatch(/disposed/);
+    }
+    // promise-returning methods reject instead (SPEC 10.7)
+    const promised: [string, () => Promise<unknown>][] = [
+      ['run', () => ctx.run((() => undefined) as never)],
+      ['execute', () => ctx.execute([])],
+      ['resolveAsync', () => ctx.resolveAsync(Scratchpad)],
+    ];
+    for (const [name, call] of promised) {
+      const err = await call().then(() => undefined, (e: unknown) => e);
       expect([name, (err as Error | undefined)?.name]).toEqual([name, 'ContextDisposedError']);
       expect((err as Error).message).toMatch(/disposed/);
     }

@@ -78,8 +78,20 @@ export function assertToken(value: unknown, where: string): asserts value is Tok
   }
 }
 
-/** @internal A short description of any value for error messages. */
+/**
+ * @internal A short description of any value for error messages. Never throws: a value
+ * that can not be inspected (a revoked proxy, a proxy whose traps throw, a throwing
+ * `name` getter) is described as such, so reporting bad input never fails in turn.
+ */
 export function describeValue(value: unknown): string {
+  try {
+    return describeUnsafe(value);
+  } catch {
+    return `${typeof value === 'function' ? 'a function' : 'an object'} that can not be inspected (a revoked proxy or one whose traps throw)`;
+  }
+}
+
+function describeUnsafe(value: unknown): string {
   if (value === null) return 'null';
   if (value === undefined) return 'undefined';
   switch (typeof value) {

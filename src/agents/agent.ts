@@ -5,12 +5,14 @@
 import type { SystemContext } from '../context/system-context.js';
 import { throwCollected } from '../disposal/ownership.js';
 import { createScope } from '../scope/scope.js';
+import type { Composition } from './composition.js';
 import type { AgentRegistry } from './registry.js';
 
 /**
  * Where an agent is in its lifecycle:
- * - `composing`: `setup` is running; the agent is not published (`agents.get(id)` is
- *   `undefined`) but its id is reserved.
+ * - `composing`: `setup` is running, or (for an agent created during another agent's
+ *   setup) it finished and waits to be published with that agent; the agent is not
+ *   published (`agents.get(id)` is `undefined`) but its id is reserved.
  * - `published`: in the registry; `agent/created` was (or is being) emitted.
  * - `disposed`: its teardown started (from its handle, its context, its owner or its
  *   parent agent). It is no longer in the registry.
@@ -40,6 +42,19 @@ export class Agent {
   #state: AgentState = 'composing';
   readonly #registry: AgentRegistry;
   #onAbort: (() => void) | undefined;
+  /**
+   * @internal The composition group this agent is published with while it is composing
+   * (its own, when it is the group's root); cleared once the group is published.
+   */
+  _composition: Composition | undefined;
+
+  /**
+   * @internal True only for a genuine `Agent` made by this module: a brand check on a
+   * private field, which never runs a proxy trap (a proxy of an agent is not an agent).
+   */
+  static _is(value: unknown): value is Agent {
+    return typeof value === 'object' && value !== null && #state in value;
+  }
 
   /** @internal Use `ctx.get(Agents).create(...)`. */
   constructor(registry: AgentRegistry, id: string, parent: Agent | undefined, owner: SystemContext) {

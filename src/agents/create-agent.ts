@@ -1,0 +1,271 @@
+/**
+ * The agent create transaction (SPEC §8, §10.7): reserve the id, mint the scope, run the
+ * unpublished steps, publish the agent with everything composed with it, announce it, and
+ * roll everything back on any failure. `Agents.create` is this transaction with no extra
+ * steps; §12's durable sessions call it with their own unpublished steps.
+ */
+import { ContextDisposedError } from '../context/errors.js';
+import type { SystemContext } from '../context/system-context.js';
+import { describeValue } from '../context/token.js';
+import { Agent, AgentHandle } from './agent.js';
+import type { AgentSetup, Agents, CreateAgentOptions } from './agents.js';
+import { Composition } from './composition.js';
+import { AgentError } from './errors.js';
+import type { AgentRegistry } from './registry.js';
+
+/**
+ * @internal An extra unpublished step of the create transaction. `signal` aborts (with a
+ * `ContextDisposedError`) the moment the agent's teardown starts (its owner, its parent
+ * or its own context disposed); the transaction stops waiting for the step at that moment.
+ */
+export type AgentStep = (agentCtx: SystemContext, signal: AbortSignal, agent: Agent) => void | Promise<void>;
+
+/**
+ * @internal The extra steps a caller of {@link createAgent} may add (contract C8). Both
+ * run while the agent is unpublished, raced against its teardown, with the same rollback
+ * as `setup`. A step's own error is rethrown as it is (after the rollback; when the
+ * rollback also failed, an {@link AgentError} carrying both is rejected instead), so a
+ * caller can reject with its own typed error.
+ */
+export interface CreateAgentSteps {
+  /** How validation messages name the call; `'Agents.create'` by default. */
+  readonly call?: string;
+  /** Runs after the agent's context (and its per-agent locals) exist, before `setup`. */
+  readonly beforeSetup?: AgentStep;
+  /** Runs after `setup`, still unpublished (e.g. restoring persisted locals). */
+  readonly prepare?: AgentStep;
+}
+
+interface Snapshot {
+  readonly id: string;
+  readonly setup: AgentSetup | undefined;
+  readonly parent: Agent | undefined;
+}
+
+
+/**
+ * @internal The create transaction behind `Agents.create` (contract C8), for callers
+ * that add unpublished steps (`steps.beforeSetup`, `steps.prepare`). The options are read
+ * once and validated, the id is reserved and the agent's scope made before the first
+ * await (so a concurrent create of the same id is refused at once); every failure
+ * rejects, never throws.
+ *
+ * Order: reserve → scope → `beforeSetup` → `setup` → `prepare` → (for a root) wait for
+ * the agents composed with it → publish it and then each composed agent (registry, then
+ * `agent/created`). An agent created while another agent is composing joins that agent's
+ * group: its create resolves after its own steps with `state === 'composing'`, and the
+ * group's root publishes it.
+ */
+export async function createAgent(view: Agents, options: CreateAgentOptions, steps: CreateAgentSteps = {}): Promise<AgentHandle> {
+  const call = steps.call ?? 'Agents.create';
+  const { id, setup, parent } = snapshot(options, call);
+  const viewCtx = view.context;
+  if (parent !== undefined) {
+    if (parent.ctx.server !== viewCtx.server) {
+      throw new AgentError(id, `${call}({ id: "${id}", parent }): parent agent "${parent.id}" belongs to another server.`);
+    }
+    if (parent.isDisposed) {
+      throw new AgentError(id, `${call}({ id: "${id}", parent }): parent agent "${parent.id}" is disposed; a subagent needs a live parent.`);
+    }
+  }
+  viewCtx._live(`${call}({ id: "${id}" })`);
+  const registry: AgentRegistry = view._registry;
+  const holder = registry.holder(id);
+  if (holder !== undefined && !holder.isDisposed) {
+    const where = holder.state === 'composing' ? 'an agent with that id is still running its setup' : 'a live agent has that id';
+    throw new AgentError(id, `agent "${id}" is already registered (${where}); dispose it first or choose another id.`);
+  }
+
+  // ---- reserve, mint the scope, join a composing agent's group (no await so far)
+  const owner = parent === undefined ? viewCtx : parent.ctx;
+  const anchor = parent ?? nearestAgent(viewCtx);
+  const group = anchor !== undefined && anchor.state === 'composing' ? anchor._composition : undefined;
+  const agent = new Agent(registry, id, parent, owner);
+  registry.reserve(agent);
+  const composition = group ?? new Composition(agent);
+  agent._composition = composition;
+  const settleMember = group === undefined ? undefined : group.join(agent);
+
+  let abort!: () => void;
+  const aborted = new Promise<'aborted'>((resolve) => {
+    abort = () => resolve('aborted');
+  });
+  const controller = steps.beforeSetup !== undefined || steps.prepare !== undefined ? new AbortController() : undefined;
+  agent._onAbort(() => {
+    abort();
+    controller?.abort(new ContextDisposedError(`${call}({ id: "${id}" })`, `${agent.ctx.describe()}`));
+  });
+
+  // ---- the unpublished steps, each raced against the agent's teardown
+  const signal = controller?.signal as AbortSignal;
+  const phases: [run: (() => unknown) | undefined, phase: string, own: boolean][] = [];
+  const { beforeSetup, prepare } = steps;
+  if (beforeSetup !== undefined) phases.push([() => beforeSetup(agent.ctx, signal, agent), 'it was being prepared', true]);
+  phases.push([setup && (() => setup(agent.ctx)), 'its setup was running', false]);
+  if (prepare !== undefined) phases.push([() => prepare(agent.ctx, signal, agent), 'it was being prepared', true]);
+  for (const [run, phase, own] of phases) {
+    let outcome: 'done' | 'aborted';
+    try {
+      outcome = await race(run, aborted);
+    } catch (err) {
+      settleMember?.(false);
+      if (own) throw await rollbackKeeping(agent, err);
+      throw await rollback(
+        agent,
+        new AgentError(id, `agent "${id}": setup failed: ${errorText(err)}; everything it registered was undone and the id is free again.`, {
+          cause: err,
+        }),
+      );
+    }
+    if (outcome === 'aborted' || agent.isDisposed) {
+      settleMember?.(false);
+      throw await rollback(agent, disposedMeanwhile(agent, parent, phase));
+    }
+  }
+
+  // ---- a member of a group: the group's root publishes it
+  if (settleMember !== undefined) {
+    settleMember(true);
+    return new AgentHandle(agent);
+  }
+
+  // ---- the root: wait for the members still running their setup, then publish the group
+  for (let i = 0; i < composition.size; i++) {
+    if ((await Promise.race([composition.member(i).ready, aborted])) === 'aborted' || agent.isDisposed) {
+      throw await rollback(agent, disposedMeanwhile(agent, parent, 'the agents composed with it were running their setup'));
+    }
+  }
+  await announce(agent, agent, registry, parent);
+  for (let i = 0; i < composition.size; i++) {
+    const { agent: member, ready } = composition.member(i);
+    const settled = await Promise.race([ready, aborted]);
+    if (settled === 'aborted' || agent.isDisposed) {
+      throw await rollback(agent, disposedMeanwhile(agent, parent, `the agent "${member.id}" composed with it was running its setup`));
+    }
+    if (!settled || member.isDisposed) continue;
+    await announce(agent, member, registry, parent);
+  }
+  for (let i = 0; i < composition.size; i++) composition.member(i).agent._composition = undefined;
+  agent._composition = undefined;
+  return new AgentHandle(agent);
+}
+
+/**
+ * Runs one unpublished step (a missing one is an immediate success, still awaited once so
+ * a disposal started in the same turn wins) and races it against the agent's teardown.
+ */
+async function race(run: (() => unknown) | undefined, aborted: Promise<'aborted'>): Promise<'done' | 'aborted'> {
+  let p: Promise<'done'>;
+  try {
+    p = run === undefined ? Promise.resolve('done') : Promise.resolve(run()).then(() => 'done' as const);
+  } catch (err) {
+    p = Promise.reject(err);
+  }
+  p.catch(() => undefined);
+  return Promise.race([p, aborted]);
+}
+
+function disposedMeanwhile(agent: Agent, parent: Agent | undefined, phase: string): AgentError {
+  return new AgentError(
+    agent.id,
+    `agent "${agent.id}" was disposed while ${phase} (${ownerWord(parent)}, or the agent's context, was disposed); nothing was published.`,
+  );
+}
+
+/** Publishes `agent` (the root or a member of root's group), then emits `agent/created`; rolls the root back on failure. */
+async function announce(root: Agent, agent: Agent, registry: AgentRegistry, parent: Agent | undefined): Promise<void> {
+  const id = root.id;
+  const whose = agent === root ? '' : ` for the agent "${agent.id}" composed with it`;
+  registry.publish(agent);
+  const errors = await registry.bus.emit(agent, 'agent/created', [agent]);
+  if (errors.length > 0) {
+    const cause = errors.length === 1 ? errors[0] : new AggregateError(errors, `${errors.length} agent/created listeners failed`);
+    const undone = agent === root && root._composition?.size === 0 ? 'the agent was disposed again' : 'the agent and every agent composed with it were disposed again';
+    throw await rollback(root, new AgentError(id, `agent "${id}": an agent/created listener failed${whose}: ${errorText(cause)}; ${undone}.`, { cause }));
+  }
+  if (root.isDisposed) {
+    throw await rollback(
+      root,
+      new AgentError(id, `agent "${id}" was disposed while agent/created was being emitted${whose} (${ownerWord(parent)}, or the agent's context, was disposed).`),
+    );
+  }
+}
+
+/** Reads each option once, validates it, and never lets a hostile value break the report. */
+function snapshot(options: unknown, call: string): Snapshot {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`${call}(options): options must be an object { id, setup?, parent? }, got ${describeValue(options)}.`);
+  }
+  const id = read(options, 'id', call);
+  if (typeof id !== 'string' || id.length === 0) {
+    throw new TypeError(`${call}({ id }): id must be a non-empty string, got ${describeValue(id)}.`);
+  }
+  const setup = read(options, 'setup', call);
+  if (setup !== undefined && typeof setup !== 'function') {
+    throw new TypeError(`${call}({ id: "${id}", setup }): setup must be a function (agentCtx) => void | Promise<void>, got ${describeValue(setup)}.`);
+  }
+  const parent = read(options, 'parent', call);
+  if (parent !== undefined && !Agent._is(parent)) {
+    throw new TypeError(`${call}({ id: "${id}", parent }): parent must be an Agent (handle.agent or agents.get(id)), got ${describeValue(parent)}.`);
+  }
+  return { id, setup: setup as AgentSetup | undefined, parent: parent as Agent | undefined };
+}
+
+function read(options: object, field: string, call: string): unknown {
+  try {
+    return (options as Record<string, unknown>)[field];
+  } catch (err) {
+    throw new TypeError(`${call}(options): reading options.${field} threw: ${errorText(err)}. Pass a plain object { id, setup?, parent? }.`, {
+      cause: err,
+    });
+  }
+}
+
+/** The agent an agent created through `ctx` would be owned by (the nearest `Agent` local), if any. */
+function nearestAgent(ctx: SystemContext): Agent | undefined {
+  for (let c: SystemContext | undefined = ctx; c !== undefined; c = c.parent) {
+    const e = c._locals?.get(Agent);
+    if (e !== undefined) return e.value as Agent;
+  }
+  return undefined;
+}
+
+/** Disposes the half-made agent (and so everything composed with it) and returns the error to reject with. */
+async function rollback(agent: Agent, failure: AgentError): Promise<AgentError> {
+  try {
+    await agent._dispose();
+    return failure;
+  } catch (rollbackError) {
+    return new AgentError(failure.agentId, `${failure.message} Rolling back also failed: ${errorText(rollbackError)}`, {
+      cause: failure.cause,
+      rollbackError,
+    });
+  }
+}
+
+/** Like {@link rollback} for a step's own error, which is returned as it is unless the rollback failed. */
+async function rollbackKeeping(agent: Agent, error: unknown): Promise<unknown> {
+  try {
+    await agent._dispose();
+    return error;
+  } catch (rollbackError) {
+    return new AgentError(agent.id, `agent "${agent.id}": a create step failed: ${errorText(error)}; rolling back also failed: ${errorText(rollbackError)}`, {
+      cause: error,
+      rollbackError,
+    });
+  }
+}
+
+function ownerWord(parent: Agent | undefined): string {
+  return parent === undefined ? 'its owner context' : `its parent agent "${parent.id}"`;
+}
+
+/** The message of any thrown value; never throws (a hostile thrown proxy is described instead). */
+export function errorText(err: unknown): string {
+  try {
+    if (err instanceof Error) return String(err.message);
+    return typeof err === 'object' && err !== null ? describeValue(err) : String(err);
+  } catch {
+    return describeValue(err);
+  }
+}

@@ -7,6 +7,7 @@ import { throwCollected } from '../disposal/ownership.js';
 import { createScope } from '../scope/scope.js';
 import type { Composition } from './composition.js';
 import type { AgentRegistry } from './registry.js';
+import type { ownClass } from '../system/own-class.js';
 
 /**
  * Where an agent is in its lifecycle:
@@ -33,6 +34,8 @@ export type AgentState = 'composing' | 'published' | 'disposed';
  * Agents are made by {@link Agents.create}; the constructor is internal.
  */
 export class Agent {
+  /** Type-level brand of polestar's own classes: `Res<T>` hands this class over as itself (never present at run time). */
+  declare readonly [ownClass]: true;
   /** The id, unique among the live agents of a server. */
   readonly id: string;
   /** The parent agent of a subagent; `undefined` for a top-level agent. */

@@ -7,6 +7,7 @@ import { SystemContext } from '../context/system-context.js';
 import { describeValue } from '../context/token.js';
 import { Agent } from './agent.js';
 import { ConversationHistory } from './history.js';
+import type { ownClass } from '../system/own-class.js';
 
 /** Per-turn working memory. A local of the turn context, gone when the turn ends. */
 export class Scratchpad {
@@ -28,6 +29,8 @@ export interface SessionOptions {
  * (and any turn still running in it).
  */
 export class Session implements AsyncDisposable {
+  /** Type-level brand of polestar's own classes: `Res<T>` hands this class over as itself (never present at run time). */
+  declare readonly [ownClass]: true;
   /** The session context: a child of the agent's context. */
   readonly ctx: SystemContext;
   /** The session's history (also `session.ctx.get(ConversationHistory)`). */

@@ -21,6 +21,7 @@ import { runOn } from '../system/run.js';
 import { executeOn } from '../execution/execute.js';
 import { resolveIn, resolveInAsync } from '../container/resolve.js';
 import type { Container } from 'inversify';
+import type { ownClass } from '../system/own-class.js';
 
 const LIVE = 0;
 const DISPOSED = 1;
@@ -34,6 +35,8 @@ const DISPOSED = 1;
  * - `getMut` (the `ResMut` rule): own locals only, never walking up.
  */
 export class SystemContext implements AsyncDisposable {
+  /** Type-level brand of polestar's own classes: `Res<T>` hands this class over as itself (never present at run time). */
+  declare readonly [ownClass]: true;
   /** The server this context belongs to. */
   readonly server: Server;
   /** The parent context; `undefined` for a root context. */

@@ -5,9 +5,12 @@
  * without a scope parameter.
  */
 import type { SystemContext } from '../context/system-context.js';
+import type { ownClass } from '../system/own-class.js';
 
 /** A view of a shared registry bound to one context (see `server.insertGlobalView`). */
 export abstract class ContextView<R> {
+  /** Type-level brand of polestar's own classes: `Res<T>` hands this class over as itself (never present at run time). */
+  declare readonly [ownClass]: true;
   /** @internal The registry shared by every view of the server. */
   protected readonly registry: R;
   readonly #ctx: SystemContext;

@@ -1,6 +1,7 @@
 // Systems: parameter descriptors and decorators, System, running, validation.
 export { Res, ResMut, Out } from './params.js';
 export type { Param, ParamAccess, ParamOptions, ParamValue, ParamValues } from './params.js';
+export type { OwnClass } from './own-class.js';
 export { res, resMut, out } from './decorators.js';
 export type { ParamDecorator } from './decorators.js';
 export { System, system, systemOf, Unit } from './system.js';

@@ -7,6 +7,7 @@
  */
 import { assertMayBeMutated } from '../context/markers.js';
 import { assertToken, nameOf, type Token } from '../context/token.js';
+import type { OwnClass } from './own-class.js';
 
 declare const paramValue: unique symbol;
 
@@ -63,18 +64,23 @@ function readOptions(options: unknown, call: string): boolean {
  * const greet = system([Res(AppConfig)], (config) => `hi from ${config.agentName}`);
  * ```
  */
-export function Res<T>(token: Token<T>, options: { readonly optional: true }): Param<Readonly<T> | undefined>;
+export function Res<T>(token: Token<T>, options: { readonly optional: true }): Param<Res<T> | undefined>;
 /** A required read parameter. */
-export function Res<T>(token: Token<T>, options?: { readonly optional?: false }): Param<Readonly<T>>;
+export function Res<T>(token: Token<T>, options?: { readonly optional?: false }): Param<Res<T>>;
 /** A read parameter, optional when `options.optional` is true. */
-export function Res<T>(token: Token<T>, options?: ParamOptions): Param<Readonly<T> | undefined>;
+export function Res<T>(token: Token<T>, options?: ParamOptions): Param<Res<T> | undefined>;
 export function Res(token: Token, options?: ParamOptions): Param {
   assertToken(token, 'Res(token)');
   return make('read', token, readOptions(options, `Res(${nameOf(token)}, options)`));
 }
 
-/** The type of a `Res` parameter: a read-only view of `T`. */
-export type Res<T> = Readonly<T>;
+/**
+ * The type of a `Res` parameter: a read-only view of `T` (`Readonly<T>`), except for
+ * polestar's own classes (`Agent`, `SystemContext`, `Session`, `DurableSession`, the
+ * registry views), which are handed over as `T` itself, so what `Res(Agent)` gives a
+ * system can be passed on, e.g. to `openSession(agent)`.
+ */
+export type Res<T> = T extends OwnClass ? T : Readonly<T>;
 
 /**
  * A write parameter: this context's own local of `token` (never walking up). While the
@@ -97,18 +103,18 @@ export type ResMut<T> = T;
  * An output parameter: the output stored under `token` in this context's `outputs`
  * (outputs are never inherited).
  */
-export function Out<T>(token: Token<T>, options: { readonly optional: true }): Param<Readonly<T> | undefined>;
+export function Out<T>(token: Token<T>, options: { readonly optional: true }): Param<Out<T> | undefined>;
 /** A required output parameter. */
-export function Out<T>(token: Token<T>, options?: { readonly optional?: false }): Param<Readonly<T>>;
+export function Out<T>(token: Token<T>, options?: { readonly optional?: false }): Param<Out<T>>;
 /** An output parameter, optional when `options.optional` is true. */
-export function Out<T>(token: Token<T>, options?: ParamOptions): Param<Readonly<T> | undefined>;
+export function Out<T>(token: Token<T>, options?: ParamOptions): Param<Out<T> | undefined>;
 export function Out(token: Token, options?: ParamOptions): Param {
   assertToken(token, 'Out(token)');
   return make('output', token, readOptions(options, `Out(${nameOf(token)}, options)`));
 }
 
-/** The type of an `Out` parameter: a read-only view of `T`. */
-export type Out<T> = Readonly<T>;
+/** The type of an `Out` parameter: a read-only view of `T`, with the same exception as {@link Res}. */
+export type Out<T> = T extends OwnClass ? T : Readonly<T>;
 
 /** @internal True when `value` is a descriptor made by Res/ResMut/Out. */
 export function isParam(value: unknown): value is Param {

@@ -17,3 +17,4 @@ export * from './events/index.js';
 export * from './tools/index.js';
 export * from './prompts/index.js';
 export * from './agents/index.js';
+export * from './sessions/index.js';

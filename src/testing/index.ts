@@ -12,3 +12,10 @@ export type { CheckedPair, CheckedPairs, CheckedFactoryPair, CheckedFactoryPairs
 export { runSystem } from './run-system.js';
 export type { RunSystemOptions, RunSystemResult } from './run-system.js';
 export { assertNoLeaks, LeakError } from './assert-no-leaks.js';
+export { runSessionStoreConformance, SESSION_STORE_CONFORMANCE_CHECKS } from './session-store-conformance.js';
+export type {
+  ConformanceTestFn,
+  MakeSessionStore,
+  SessionStoreConformanceOptions,
+  SessionStoreConformanceReport,
+} from './session-store-conformance.js';

@@ -1,0 +1,110 @@
+/**
+ * The error of durable sessions and their stores (SPEC §12.1): one class, switched on by `code`.
+ */
+
+/**
+ * What went wrong, as a stable string to switch on:
+ *
+ * - `SESSION_BUSY`: another owner holds the session's live lease (`holder` says who and for
+ *   how long), or a turn of the session is already open.
+ * - `SESSION_NOT_FOUND`: no stored session has this id.
+ * - `SESSION_ALREADY_EXISTS`: `create` with an id that is already stored.
+ * - `SESSION_CLOSED`: the durable session (or the store) was closed.
+ * - `AGENT_MISMATCH`: `resume` with an agent id other than the stored one.
+ * - `LEASE_LOST`: a write or renewal with a lease that is no longer current and unexpired on
+ *   the store's clock (expired, taken over, released, or the session was deleted).
+ * - `CHECKPOINT_NOT_FOUND`: no kept checkpoint for that turn.
+ * - `CORRUPT_ROW`: a stored row can not be read (the message names the table, session and row).
+ * - `UNSUPPORTED_FORMAT`: a row or the schema was written by a newer polestar.
+ * - `SERIALIZE_FAILED` / `DESERIALIZE_FAILED`: a serializer or deserializer threw or
+ *   produced a value that is not lossless JSON.
+ * - `UNKNOWN_LOCAL`: a persisted local has no serializer.
+ * - `STORE_LOCKED`: a lock wait of the store exceeded its busy timeout (SQLite).
+ * - `STORE_ERROR`: the store failed otherwise (connection lost, disk full, store closed…);
+ *   `cause` holds the driver's error.
+ */
+export type SessionErrorCode =
+  | 'SESSION_BUSY'
+  | 'SESSION_NOT_FOUND'
+  | 'SESSION_ALREADY_EXISTS'
+  | 'SESSION_CLOSED'
+  | 'AGENT_MISMATCH'
+  | 'LEASE_LOST'
+  | 'CHECKPOINT_NOT_FOUND'
+  | 'CORRUPT_ROW'
+  | 'UNSUPPORTED_FORMAT'
+  | 'SERIALIZE_FAILED'
+  | 'DESERIALIZE_FAILED'
+  | 'UNKNOWN_LOCAL'
+  | 'STORE_LOCKED'
+  | 'STORE_ERROR';
+
+/** Every {@link SessionErrorCode}, in the order SPEC §12.1 lists them. */
+export const SESSION_ERROR_CODES: readonly SessionErrorCode[] = Object.freeze([
+  'SESSION_BUSY',
+  'SESSION_NOT_FOUND',
+  'SESSION_ALREADY_EXISTS',
+  'SESSION_CLOSED',
+  'AGENT_MISMATCH',
+  'LEASE_LOST',
+  'CHECKPOINT_NOT_FOUND',
+  'CORRUPT_ROW',
+  'UNSUPPORTED_FORMAT',
+  'SERIALIZE_FAILED',
+  'DESERIALIZE_FAILED',
+  'UNKNOWN_LOCAL',
+  'STORE_LOCKED',
+  'STORE_ERROR',
+] as const);
+
+/** Who holds a lease, as a `SESSION_BUSY` error reports it. */
+export interface LeaseHolder {
+  /** The holder's lease owner id. */
+  readonly owner: string;
+  /** The holder's fencing epoch. */
+  readonly epoch: number;
+  /** Milliseconds left before the lease expires, on the store's clock (at the time of the refusal). */
+  readonly remainingMs: number;
+}
+
+/** Options of the {@link SessionError} constructor. */
+export interface SessionErrorOptions {
+  /** The session the error is about, when there is one. */
+  readonly sessionId?: string;
+  /** The underlying error (a driver error, a serializer's throw…). */
+  readonly cause?: unknown;
+  /** For `SESSION_BUSY` caused by another owner's lease: who holds it. */
+  readonly holder?: LeaseHolder;
+}
+
+/**
+ * The error of durable sessions and session stores. Switch on {@link SessionError.code};
+ * the message names the session, what happened and what to do.
+ */
+export class SessionError extends Error {
+  /** Always `'SessionError'`. */
+  override readonly name = 'SessionError';
+  /** What went wrong. */
+  readonly code: SessionErrorCode;
+  /** The session the error is about, or `undefined` (e.g. a store-wide failure). */
+  readonly sessionId: string | undefined;
+  /** For `SESSION_BUSY` caused by another owner's lease: who holds it and for how long. */
+  readonly holder: LeaseHolder | undefined;
+
+  /**
+   * @param code - what went wrong.
+   * @param message - the full message (name the session and the fix).
+   * @param options - `sessionId`, `cause`, `holder`.
+   */
+  constructor(code: SessionErrorCode, message: string, options: SessionErrorOptions = {}) {
+    super(message, 'cause' in options ? { cause: options.cause } : undefined);
+    this.code = code;
+    this.sessionId = options.sessionId;
+    this.holder = options.holder;
+  }
+}
+
+/** @internal True when `err` is a {@link SessionError} (optionally with that code). */
+export function isSessionError(err: unknown, code?: SessionErrorCode): err is SessionError {
+  return err instanceof SessionError && (code === undefined || err.code === code);
+}

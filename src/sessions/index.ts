@@ -1,0 +1,34 @@
+// Durable sessions: the store contract, its error, and the in-memory store. The SQL stores
+// have their own entry points (polestar-di/sessions/sqlite, polestar-di/sessions/postgres),
+// each importing only its own driver.
+export { SessionError, SESSION_ERROR_CODES } from './errors.js';
+export type { SessionErrorCode, SessionErrorOptions, LeaseHolder } from './errors.js';
+export { HISTORY_KIND_PREFIX } from './store.js';
+export type {
+  SessionStore,
+  Lease,
+  PersistedLocal,
+  NewSessionEvent,
+  SessionEventStatus,
+  StoredSessionEvent,
+  TurnAttempt,
+  BegunAttempt,
+  OpenAttempt,
+  CommittedTurn,
+  CheckpointInfo,
+  Checkpoint,
+  LeaseState,
+  SessionInfo,
+  LoadedSession,
+  SessionSummary,
+  SessionPage,
+  CreateSessionInput,
+  AcquireOptions,
+  CommitInput,
+  AbortInput,
+  DeleteOptions,
+  ListQuery,
+  EventsQuery,
+} from './store.js';
+export { MemorySessionStore } from './memory-store.js';
+export type { MemorySessionStoreOptions } from './memory-store.js';

@@ -1,0 +1,406 @@
+/**
+ * @internal Validation of what a session store is given, and the JSON text it stores.
+ *
+ * Every store checks its input here before it writes anything, so a malformed call is a
+ * `TypeError` with nothing written, whatever the backend. Bodies, meta and locals are
+ * snapshotted as lossless JSON and stored as the text `JSON.stringify` makes of them: that
+ * text escapes `\u0000` and lone surrogates (which SQLite's text binding truncates or
+ * replaces and PostgreSQL's `text` and `jsonb` refuse), and keeps key order, so a read
+ * gives back exactly what was written.
+ */
+import { NotLosslessJsonError, snapshotJson, type JsonValue } from '../tools/lossless-json.js';
+import { SessionError } from './errors.js';
+import type {
+  AbortInput,
+  AcquireOptions,
+  CommitInput,
+  CreateSessionInput,
+  DeleteOptions,
+  EventsQuery,
+  Lease,
+  ListQuery,
+  NewSessionEvent,
+  PersistedLocal,
+  TurnAttempt,
+} from './store.js';
+
+/** @internal A short description of a value for error messages. */
+export function describeValue(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value);
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+      return `${typeof value} ${String(value)}`;
+    case 'object':
+      return 'an object';
+    default:
+      return typeof value;
+  }
+}
+
+/** @internal The format every row is written in; a greater one is refused on read. */
+export const ROW_FORMAT = 1;
+/** @internal Longest id, owner, kind, key or label accepted. */
+export const MAX_NAME_LENGTH = 1024;
+/** @internal Default of `keepCheckpoints`. */
+export const DEFAULT_KEEP_CHECKPOINTS = 20;
+/** @internal Default and maximum page size of `list`. */
+export const DEFAULT_LIST_LIMIT = 100;
+/** @internal */
+export const MAX_LIST_LIMIT = 1000;
+/** @internal Longest lease TTL accepted (24 days: fits a 32-bit timer). */
+export const MAX_TTL_MS = 2 ** 31 - 1;
+
+/** @internal A checked name: a non-empty, well-formed string without NUL, at most 1024 characters. */
+export function checkName(value: unknown, what: string): string {
+  if (typeof value !== 'string') throw new TypeError(`${what} must be a string, got ${describeValue(value)}.`);
+  if (value.length === 0) throw new TypeError(`${what} must not be empty.`);
+  if (value.length > MAX_NAME_LENGTH) throw new TypeError(`${what} must be at most ${MAX_NAME_LENGTH} characters, got ${value.length}.`);
+  if (value.includes('\u0000')) throw new TypeError(`${what} must not contain NUL (\\u0000): ${JSON.stringify(value)}.`);
+  if (!isWellFormed(value)) throw new TypeError(`${what} must be well-formed Unicode (it has a lone surrogate): ${JSON.stringify(value)}.`);
+  return value;
+}
+
+function isWellFormed(s: string): boolean {
+  const f = (s as { isWellFormed?: () => boolean }).isWellFormed;
+  if (f !== undefined) return f.call(s);
+  return !/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s);
+}
+
+/** @internal A checked integer in [min, max]. */
+export function checkInt(value: unknown, what: string, min: number, max = Number.MAX_SAFE_INTEGER): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `an integer >= ${min}` : `an integer from ${min} to ${max}`;
+    throw new TypeError(`${what} must be ${range}, got ${describeValue(value)}.`);
+  }
+  return value;
+}
+
+/** @internal A checked plain options object (or `{}` for undefined). */
+export function checkObject<T extends object>(value: unknown, what: string, optional: boolean): Partial<T> {
+  if (value === undefined && optional) return {};
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new TypeError(`${what} must be an object, got ${describeValue(value)}.`);
+  }
+  return value as Partial<T>;
+}
+
+/** @internal A lease, snapshotted (each field read once). */
+export function checkLease(value: unknown, what = 'lease'): Lease {
+  const o = checkObject<Lease>(value, what, false);
+  const sessionId = checkName(o.sessionId, `${what}.sessionId`);
+  const owner = checkName(o.owner, `${what}.owner`);
+  const epoch = checkInt(o.epoch, `${what}.epoch`, 1);
+  return { sessionId, owner, epoch };
+}
+
+/** @internal */
+export function checkTtl(value: unknown, what: string): number {
+  return checkInt(value, what, 1, MAX_TTL_MS);
+}
+
+/** @internal A lossless-JSON snapshot (deep-frozen), or a TypeError naming `what`. */
+export function checkJson(value: unknown, what: string): JsonValue {
+  try {
+    return snapshotJson(value, what, what);
+  } catch (err) {
+    if (err instanceof NotLosslessJsonError) throw new TypeError(err.message, { cause: err });
+    throw err;
+  }
+}
+
+/** @internal Checked events (frozen). */
+export function checkEvents(value: unknown, what: string): readonly NewSessionEvent[] {
+  if (!Array.isArray(value)) throw new TypeError(`${what} must be an array of { kind, body }, got ${describeValue(value)}.`);
+  const out: NewSessionEvent[] = [];
+  for (let i = 0; i < value.length; i++) {
+    const e = checkObject<NewSessionEvent>(value[i], `${what}[${i}]`, false);
+    const kind = checkName(e.kind, `${what}[${i}].kind`);
+    if (!('body' in e)) throw new TypeError(`${what}[${i}].body is missing (use null for an empty body).`);
+    const body = checkJson(e.body, `${what}[${i}].body`);
+    out.push(Object.freeze({ kind, body }));
+  }
+  return Object.freeze(out);
+}
+
+/** @internal Checked persisted locals (frozen); keys are unique. */
+export function checkLocals(value: unknown, what: string): readonly PersistedLocal[] {
+  if (!Array.isArray(value)) throw new TypeError(`${what} must be an array of { key, scope, version, data }, got ${describeValue(value)}.`);
+  const out: PersistedLocal[] = [];
+  const keys = new Set<string>();
+  for (let i = 0; i < value.length; i++) {
+    const l = checkObject<PersistedLocal>(value[i], `${what}[${i}]`, false);
+    const key = checkName(l.key, `${what}[${i}].key`);
+    const scope = l.scope;
+    if (scope !== 'session' && scope !== 'agent') throw new TypeError(`${what}[${i}].scope must be 'session' or 'agent', got ${describeValue(scope)}.`);
+    const version = checkInt(l.version, `${what}[${i}].version`, 1);
+    if (!('data' in l)) throw new TypeError(`${what}[${i}].data is missing (use null for an empty value).`);
+    const data = checkJson(l.data, `${what}[${i}].data`);
+    const id = `${scope}\u0000${key}`;
+    if (keys.has(id)) throw new TypeError(`${what} has the ${scope} local "${key}" twice.`);
+    keys.add(id);
+    out.push(Object.freeze({ key, scope, version, data }));
+  }
+  return Object.freeze(out);
+}
+
+/** @internal */
+export function checkAttempt(value: unknown, what: string): TurnAttempt {
+  const o = checkObject<TurnAttempt>(value, what, false);
+  return { turn: checkInt(o.turn, `${what}.turn`, 1), attempt: checkInt(o.attempt, `${what}.attempt`, 1) };
+}
+
+/** @internal Checked input of `create`. */
+export interface CheckedCreate {
+  readonly sessionId: string;
+  readonly agentId: string;
+  readonly owner: string;
+  readonly ttlMs: number;
+  readonly meta: JsonValue;
+  readonly locals: readonly PersistedLocal[];
+}
+
+/** @internal */
+export function checkCreate(value: unknown): CheckedCreate {
+  const o = checkObject<CreateSessionInput>(value, 'store.create(input)', false);
+  const sessionId = checkName(o.sessionId, 'input.sessionId');
+  const agentId = checkName(o.agentId, 'input.agentId');
+  const owner = checkName(o.owner, 'input.owner');
+  const ttlMs = checkTtl(o.ttlMs, 'input.ttlMs');
+  const meta = o.meta === undefined ? null : checkJson(o.meta, 'input.meta');
+  const locals = checkLocals(o.locals, 'input.locals');
+  return { sessionId, agentId, owner, ttlMs, meta, locals };
+}
+
+/** @internal */
+export function checkAcquire(sessionId: unknown, options: unknown): { sessionId: string; owner: string; ttlMs: number } {
+  const id = checkName(sessionId, 'sessionId');
+  const o = checkObject<AcquireOptions>(options, 'store.acquire(sessionId, options)', false);
+  return { sessionId: id, owner: checkName(o.owner, 'options.owner'), ttlMs: checkTtl(o.ttlMs, 'options.ttlMs') };
+}
+
+/** @internal Checked input of `commit`. */
+export interface CheckedCommit extends TurnAttempt {
+  readonly events: readonly NewSessionEvent[];
+  readonly locals: readonly PersistedLocal[];
+  readonly keepCheckpoints: number;
+}
+
+/** @internal */
+export function checkCommit(value: unknown): CheckedCommit {
+  const o = checkObject<CommitInput>(value, 'store.commit(lease, input)', false);
+  const { turn, attempt } = checkAttempt(o, 'input');
+  const events = checkEvents(o.events ?? [], 'input.events');
+  const locals = checkLocals(o.locals, 'input.locals');
+  const keepCheckpoints = o.keepCheckpoints === undefined ? DEFAULT_KEEP_CHECKPOINTS : checkInt(o.keepCheckpoints, 'input.keepCheckpoints', 0);
+  return { turn, attempt, events, locals, keepCheckpoints };
+}
+
+/** @internal Checked input of `abort`. */
+export interface CheckedAbort extends TurnAttempt {
+  readonly events: readonly NewSessionEvent[];
+  readonly reason: string | undefined;
+}
+
+/** @internal */
+export function checkAbort(value: unknown): CheckedAbort {
+  const o = checkObject<AbortInput>(value, 'store.abort(lease, input)', false);
+  const { turn, attempt } = checkAttempt(o, 'input');
+  const events = checkEvents(o.events ?? [], 'input.events');
+  const reason = o.reason;
+  if (reason !== undefined && typeof reason !== 'string') throw new TypeError(`input.reason must be a string, got ${describeValue(reason)}.`);
+  return { turn, attempt, events, reason };
+}
+
+/** @internal */
+export function checkLabel(value: unknown): string | undefined {
+  return value === undefined ? undefined : checkName(value, 'label');
+}
+
+/** @internal */
+export function checkDelete(value: unknown): { lease: Lease | undefined; force: boolean } {
+  const o = checkObject<DeleteOptions>(value, 'store.delete(sessionId, options)', true);
+  const lease = o.lease === undefined ? undefined : checkLease(o.lease, 'options.lease');
+  const force = o.force ?? false;
+  if (typeof force !== 'boolean') throw new TypeError(`options.force must be a boolean, got ${describeValue(force)}.`);
+  return { lease, force };
+}
+
+/** @internal Checked list query; `after` is the decoded cursor. */
+export function checkList(value: unknown): { agentId: string | undefined; limit: number; after: string | undefined } {
+  const o = checkObject<ListQuery>(value, 'store.list(query)', true);
+  const agentId = o.agentId === undefined ? undefined : checkName(o.agentId, 'query.agentId');
+  const limit = o.limit === undefined ? DEFAULT_LIST_LIMIT : checkInt(o.limit, 'query.limit', 1, MAX_LIST_LIMIT);
+  const after = o.cursor === undefined ? undefined : decodeCursor(o.cursor);
+  return { agentId, limit, after };
+}
+
+/** @internal */
+export function checkEventsQuery(value: unknown): { afterSeq: number; limit: number } {
+  const o = checkObject<EventsQuery>(value, 'store.events(sessionId, query)', true);
+  const afterSeq = o.afterSeq === undefined ? 0 : checkInt(o.afterSeq, 'query.afterSeq', 0);
+  const limit = o.limit === undefined ? Number.MAX_SAFE_INTEGER : checkInt(o.limit, 'query.limit', 0);
+  return { afterSeq, limit };
+}
+
+/** @internal A list cursor: the last session id of the page, base64url-encoded. */
+export function encodeCursor(lastSessionId: string): string {
+  return `s1.${Buffer.from(lastSessionId, 'utf8').toString('base64url')}`;
+}
+
+function decodeCursor(value: unknown): string {
+  if (typeof value === 'string' && value.startsWith('s1.')) {
+    const id = Buffer.from(value.slice(3), 'base64url').toString('utf8');
+    if (id.length > 0 && encodeCursor(id) === value) return id;
+  }
+  throw new TypeError(`query.cursor must be a cursor returned by list(), got ${describeValue(value)}.`);
+}
+
+/**
+ * @internal Compares two strings by Unicode code point (= UTF-8 byte order, the order of
+ * SQLite's BINARY and PostgreSQL's "C" collation), not by UTF-16 code unit.
+ */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    // A surrogate unit starts an astral code point, which sorts after every BMP one.
+    const xs = x >= 0xd800 && x <= 0xdfff;
+    const ys = y >= 0xd800 && y <= 0xdfff;
+    if (xs !== ys) return xs ? 1 : -1;
+    return x - y;
+  }
+  return a.length - b.length;
+}
+
+/** @internal The stored text of a checked JSON value. */
+export function encodeJson(value: JsonValue): string {
+  return JSON.stringify(value);
+}
+
+/** @internal Parses stored JSON text, or `CORRUPT_ROW` naming the row. */
+export function decodeJson(text: unknown, where: string, sessionId: string | undefined): JsonValue {
+  if (typeof text !== 'string') throw corrupt(`${where} holds ${describeValue(text)} instead of JSON text`, sessionId);
+  try {
+    return JSON.parse(text) as JsonValue;
+  } catch (err) {
+    throw corrupt(`${where} is not valid JSON (${(err as Error).message})`, sessionId, err);
+  }
+}
+
+/** @internal Parses and checks stored locals, or `CORRUPT_ROW`. */
+export function decodeLocals(text: unknown, where: string, sessionId: string): readonly PersistedLocal[] {
+  const parsed = decodeJson(text, where, sessionId);
+  try {
+    return checkLocals(parsed, 'locals');
+  } catch (err) {
+    throw corrupt(`${where} does not hold persisted locals (${(err as Error).message})`, sessionId, err);
+  }
+}
+
+/** @internal A `CORRUPT_ROW` error. */
+export function corrupt(what: string, sessionId: string | undefined, cause?: unknown): SessionError {
+  return new SessionError(
+    'CORRUPT_ROW',
+    `corrupt row: ${what}. The session can not be read as stored; restore the row from a backup, or roll the session back to an earlier checkpoint.`,
+    cause === undefined ? { sessionId } : { sessionId, cause },
+  );
+}
+
+/** @internal An `UNSUPPORTED_FORMAT` error for a row. */
+export function newerRow(what: string, format: number, sessionId: string | undefined): SessionError {
+  return new SessionError(
+    'UNSUPPORTED_FORMAT',
+    `unsupported format: ${what} was written in format ${format} by a newer polestar-di; this version reads format ${ROW_FORMAT} at most. Upgrade polestar-di in this process.`,
+    { sessionId },
+  );
+}
+
+/** @internal "1.2 s" / "350 ms". */
+export function formatMs(ms: number): string {
+  return ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.max(0, Math.round(ms))} ms`;
+}
+
+/** @internal The `SESSION_BUSY` error for a session leased by another owner. */
+export function busyLease(sessionId: string, holder: { owner: string; epoch: number; remainingMs: number }): SessionError {
+  return new SessionError(
+    'SESSION_BUSY',
+    `session busy: "${sessionId}" is leased by "${holder.owner}" (epoch ${holder.epoch}, ${formatMs(holder.remainingMs)} left on the store's clock); retry after it is released or expires.`,
+    { sessionId, holder },
+  );
+}
+
+/** @internal The `SESSION_NOT_FOUND` error. */
+export function notFound(sessionId: string): SessionError {
+  return new SessionError('SESSION_NOT_FOUND', `session not found: no stored session has the id "${sessionId}"; create it first.`, { sessionId });
+}
+
+/** @internal The `SESSION_BUSY` error for an open attempt. */
+export function busyAttempt(sessionId: string, open: { turn: number; attempt: number }, what: string): SessionError {
+  return new SessionError(
+    'SESSION_BUSY',
+    `session busy: turn ${open.turn} (attempt ${open.attempt}) of session "${sessionId}" is still open; commit or abort it before ${what}.`,
+    { sessionId },
+  );
+}
+
+/** @internal The `CHECKPOINT_NOT_FOUND` error. */
+export function noCheckpoint(sessionId: string, turn: number, committedTurn: number): SessionError {
+  return new SessionError(
+    'CHECKPOINT_NOT_FOUND',
+    turn > committedTurn
+      ? `checkpoint not found: session "${sessionId}" has committed ${committedTurn} turn(s); there is no turn ${turn} to go back to.`
+      : `checkpoint not found: the checkpoint of turn ${turn} of session "${sessionId}" was not kept (kept: checkpoint 0, the last keepCheckpoints turns' and the pinned ones); pin a checkpoint with checkpoint() to keep it.`,
+    { sessionId },
+  );
+}
+
+/** What the store knows about a lease that failed the fence. */
+export interface FenceState {
+  readonly exists: boolean;
+  readonly owner: string | null;
+  readonly epoch: number;
+  readonly expiresAt: number | null;
+  readonly now: number;
+}
+
+/**
+ * @internal The `LEASE_LOST` error for a fenced write, or `undefined` when the lease is in
+ * fact current and unexpired (then the write failed for another reason).
+ */
+export function leaseLost(lease: Lease, s: FenceState, what: string): SessionError | undefined {
+  const mine = `lease of "${lease.owner}" (epoch ${lease.epoch})`;
+  let why: string;
+  if (!s.exists) why = `session "${lease.sessionId}" was deleted`;
+  else if (s.owner === lease.owner && s.epoch === lease.epoch) {
+    if (s.expiresAt !== null && s.expiresAt > s.now) return undefined;
+    why = `the ${mine} expired ${formatMs(s.now - (s.expiresAt ?? s.now))} ago on the store's clock`;
+  } else if (s.owner === null) why = `the ${mine} was released`;
+  else if (s.epoch !== lease.epoch) why = `session "${lease.sessionId}" is now leased by "${s.owner}" (epoch ${s.epoch}) and the ${mine} is stale`;
+  else why = `the ${mine} does not match the session's lease`;
+  return new SessionError(
+    'LEASE_LOST',
+    `lease lost: ${what} refused because ${why}. Nothing was written; resume the session to continue.`,
+    { sessionId: lease.sessionId },
+  );
+}
+
+/** @internal The `TypeError` for an attempt that is not open. */
+export function notOpen(sessionId: string, a: TurnAttempt, open: { turn: number; attempt: number } | undefined, what: string): TypeError {
+  return new TypeError(
+    `store.${what}: turn ${a.turn} attempt ${a.attempt} of session "${sessionId}" is not open` +
+      (open ? ` (the open one is turn ${open.turn} attempt ${open.attempt})` : ' (no attempt is open: call begin() first)') +
+      '.',
+  );
+}
+
+/** @internal The error of a call on a closed store. */
+export function storeClosed(what: string): SessionError {
+  return new SessionError('STORE_ERROR', `store error: ${what} was called after the session store was closed; make a new store.`);
+}

@@ -1,0 +1,279 @@
+/**
+ * polestar-di/sessions/sqlite: the SQLite session store, on `@libsql/client` (an optional
+ * peer dependency: `npm install @libsql/client`).
+ *
+ * Embedded, durable, one file. Several processes on one host may share the file: SQLite's
+ * file locks serialize writers, and a write that waits longer than `busyTimeoutMs` for the
+ * lock fails with `STORE_LOCKED`. Network filesystems are not supported (SQLite's locks and
+ * its WAL shared memory need a local filesystem).
+ *
+ * @packageDocumentation
+ */
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { createClient, type Client, type InValue, type Transaction } from '@libsql/client';
+import { SessionError } from './errors.js';
+import { checkInt, checkName, checkObject } from './input.js';
+import type { SqlConn, SqlDriver } from './sql-driver.js';
+import { SqlSessionStoreCore } from './sql-store.js';
+import type {
+  AbortInput,
+  AcquireOptions,
+  BegunAttempt,
+  CheckpointInfo,
+  CommitInput,
+  CommittedTurn,
+  CreateSessionInput,
+  DeleteOptions,
+  EventsQuery,
+  Lease,
+  ListQuery,
+  LoadedSession,
+  NewSessionEvent,
+  SessionPage,
+  SessionStore,
+  StoredSessionEvent,
+  TurnAttempt,
+} from './store.js';
+
+/** Options of {@link SqliteSessionStore}. */
+export interface SqliteSessionStoreOptions {
+  /** The database file (created when missing; its directory must exist). Relative paths resolve against the working directory. */
+  readonly path: string;
+  /**
+   * How long a transaction waits for another connection's write lock before it fails with
+   * `STORE_LOCKED`, in milliseconds (default 5,000). The wait is asynchronous: the event
+   * loop keeps running.
+   */
+  readonly busyTimeoutMs?: number;
+}
+
+/** Default of {@link SqliteSessionStoreOptions.busyTimeoutMs}. */
+export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * A {@link SessionStore} in one SQLite file (WAL journal, `synchronous=FULL`: every commit
+ * is fsync'd before it resolves, so a resolved write survives a crash of the process or of
+ * the machine). The tables are created, or migrated, on first use; a file written by a newer
+ * polestar-di is refused with `UNSUPPORTED_FORMAT`.
+ *
+ * Several processes on one host may open the same file: writers are serialized by SQLite's
+ * file lock, waited for asynchronously up to `busyTimeoutMs` (then `STORE_LOCKED`); leases
+ * expire on the host's clock, which every process sharing a local file shares. Network
+ * filesystems (NFS, SMB) are not supported. One store object uses one connection and runs
+ * its operations one at a time.
+ */
+export class SqliteSessionStore implements SessionStore {
+  /** The absolute path of the database file. */
+  readonly path: string;
+  readonly #core: SqlSessionStoreCore;
+  readonly #driver: LibsqlDriver;
+
+  /** @param options - `path` of the file, `busyTimeoutMs`. */
+  constructor(options: SqliteSessionStoreOptions) {
+    const o = checkObject<SqliteSessionStoreOptions>(options, 'new SqliteSessionStore(options)', false);
+    const path = checkName(o.path, 'options.path');
+    if (path === ':memory:' || path.startsWith('file:')) {
+      throw new TypeError(`options.path must be a filesystem path, got ${JSON.stringify(path)}; use MemorySessionStore for a store in memory.`);
+    }
+    const busy = o.busyTimeoutMs === undefined ? DEFAULT_SQLITE_BUSY_TIMEOUT_MS : checkInt(o.busyTimeoutMs, 'options.busyTimeoutMs', 0, 2 ** 31 - 1);
+    this.path = resolve(path);
+    this.#driver = new LibsqlDriver(this.path, busy);
+    this.#core = new SqlSessionStoreCore(this.#driver);
+  }
+
+  /** {@inheritDoc SessionStore.create} */
+  create(input: CreateSessionInput): Promise<Lease> {
+    return this.#core.create(input);
+  }
+  /** {@inheritDoc SessionStore.acquire} */
+  acquire(sessionId: string, options: AcquireOptions): Promise<Lease> {
+    return this.#core.acquire(sessionId, options);
+  }
+  /** {@inheritDoc SessionStore.renew} */
+  renew(lease: Lease, options?: { readonly ttlMs?: number }): Promise<void> {
+    return this.#core.renew(lease, options);
+  }
+  /** {@inheritDoc SessionStore.release} */
+  release(lease: Lease): Promise<boolean> {
+    return this.#core.release(lease);
+  }
+  /** {@inheritDoc SessionStore.begin} */
+  begin(lease: Lease): Promise<BegunAttempt> {
+    return this.#core.begin(lease);
+  }
+  /** {@inheritDoc SessionStore.append} */
+  append(lease: Lease, attempt: TurnAttempt, events: readonly NewSessionEvent[]): Promise<void> {
+    return this.#core.append(lease, attempt, events);
+  }
+  /** {@inheritDoc SessionStore.commit} */
+  commit(lease: Lease, input: CommitInput): Promise<CommittedTurn> {
+    return this.#core.commit(lease, input);
+  }
+  /** {@inheritDoc SessionStore.abort} */
+  abort(lease: Lease, input: AbortInput): Promise<void> {
+    return this.#core.abort(lease, input);
+  }
+  /** {@inheritDoc SessionStore.rollback} */
+  rollback(lease: Lease, turn: number): Promise<void> {
+    return this.#core.rollback(lease, turn);
+  }
+  /** {@inheritDoc SessionStore.pin} */
+  pin(lease: Lease, turn: number, label?: string): Promise<void> {
+    return this.#core.pin(lease, turn, label);
+  }
+  /** {@inheritDoc SessionStore.load} */
+  load(sessionId: string, options?: { readonly turn?: number }): Promise<LoadedSession> {
+    return this.#core.load(sessionId, options);
+  }
+  /** {@inheritDoc SessionStore.checkpoints} */
+  checkpoints(sessionId: string): Promise<readonly CheckpointInfo[]> {
+    return this.#core.checkpoints(sessionId);
+  }
+  /** {@inheritDoc SessionStore.list} */
+  list(query?: ListQuery): Promise<SessionPage> {
+    return this.#core.list(query);
+  }
+  /** {@inheritDoc SessionStore.delete} */
+  delete(sessionId: string, options?: DeleteOptions): Promise<boolean> {
+    return this.#core.delete(sessionId, options);
+  }
+  /** {@inheritDoc SessionStore.events} */
+  events(sessionId: string, query?: EventsQuery): AsyncIterable<StoredSessionEvent> {
+    return this.#core.events(sessionId, query);
+  }
+  /** {@inheritDoc SessionStore.close} */
+  close(): Promise<void> {
+    return this.#core.close();
+  }
+
+  /**
+   * @internal Test hook: called inside every write transaction before it commits (the
+   * process-level tests hang here to be killed or to hold the lock).
+   */
+  set _beforeCommit(fn: (() => Promise<void>) | undefined) {
+    this.#driver.beforeCommit = fn;
+  }
+}
+
+const isBusy = (err: unknown): boolean => {
+  const e = err as { code?: unknown; rawCode?: unknown } | null;
+  if (e === null || typeof e !== 'object') return false;
+  if (typeof e.rawCode === 'number') return (e.rawCode & 0xff) === 5 || (e.rawCode & 0xff) === 6;
+  return e.code === 'SQLITE_BUSY' || e.code === 'SQLITE_LOCKED';
+};
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** @internal The libsql driver: one connection, operations one at a time, busy waits retried asynchronously. */
+class LibsqlDriver implements SqlDriver {
+  readonly dialect = 'sqlite';
+  readonly label: string;
+  readonly #path: string;
+  readonly #busyTimeoutMs: number;
+  #client: Client | undefined;
+  #queue: Promise<unknown> = Promise.resolve();
+  beforeCommit: (() => Promise<void>) | undefined;
+
+  constructor(path: string, busyTimeoutMs: number) {
+    this.#path = path;
+    this.#busyTimeoutMs = busyTimeoutMs;
+    this.label = `the SQLite file ${JSON.stringify(path)}`;
+  }
+
+  /** Runs `fn` after every operation queued before it. */
+  #exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.#queue.then(fn, fn);
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  /**
+   * Runs `attempt` until it does not fail with SQLITE_BUSY, or `STORE_LOCKED` after the busy
+   * timeout. A statement that failed with SQLITE_BUSY stays active on its connection (SQLite
+   * keeps it resumable, and libsql finalizes it only when it is garbage-collected), and a
+   * connection with an active statement can not COMMIT ("SQL statements in progress"): so
+   * after a busy failure the connection is dropped and the next attempt opens a fresh one.
+   */
+  async #retry<T>(what: string, attempt: () => Promise<T>): Promise<T> {
+    const deadline = Date.now() + this.#busyTimeoutMs;
+    let delay = 2;
+    for (;;) {
+      try {
+        return await attempt();
+      } catch (err) {
+        if (!isBusy(err)) throw err;
+        this.#drop();
+        const left = deadline - Date.now();
+        if (left <= 0) {
+          throw new SessionError(
+            'STORE_LOCKED',
+            `store locked: ${what} waited more than busyTimeoutMs (${this.#busyTimeoutMs} ms) for the write lock of ${this.label}, held by another connection (another process, or another store object on the same file). Retry, raise busyTimeoutMs, or find the long transaction.`,
+            { cause: err },
+          );
+        }
+        await sleep(Math.max(1, Math.min(delay * (0.5 + Math.random()), left)));
+        delay = Math.min(delay * 2, 50);
+      }
+    }
+  }
+
+  /** The connection, opened on first use (and again after a busy failure dropped it). */
+  async #open(): Promise<Client> {
+    if (this.#client !== undefined) return this.#client;
+    const client = createClient({ url: pathToFileURL(this.#path).href, concurrency: 1 });
+    this.#client = client;
+    // WAL: readers never block the writer; FULL: the WAL is fsync'd at every commit.
+    await client.execute('PRAGMA journal_mode = WAL');
+    await client.execute('PRAGMA synchronous = FULL');
+    return client;
+  }
+
+  #drop(): void {
+    this.#client?.close();
+    this.#client = undefined;
+  }
+
+  #tx<T>(mode: 'write' | 'deferred', fn: (c: SqlConn) => Promise<T>): Promise<T> {
+    return this.#exclusive(async () => {
+      return this.#retry('a transaction', async () => {
+        const client = await this.#open();
+        let tx: Transaction | undefined;
+        try {
+          tx = await client.transaction(mode);
+          const t = tx;
+          const result = await fn({
+            run: async (sql, params) => {
+              const r = await t.execute({ sql, args: (params ?? []) as InValue[] });
+              return { rows: r.rows as unknown as Record<string, unknown>[], changes: r.rowsAffected };
+            },
+          });
+          if (mode === 'write' && this.beforeCommit !== undefined) await this.beforeCommit();
+          await tx.commit();
+          return result;
+        } finally {
+          tx?.close();
+        }
+      });
+    });
+  }
+
+  read<T>(fn: (c: SqlConn) => Promise<T>): Promise<T> {
+    return this.#tx('deferred', fn);
+  }
+
+  write<T>(fn: (c: SqlConn) => Promise<T>): Promise<T> {
+    return this.#tx('write', fn);
+  }
+
+  migrate<T>(fn: (c: SqlConn) => Promise<T>): Promise<T> {
+    return this.#tx('write', fn);
+  }
+
+  close(): Promise<void> {
+    return this.#exclusive(async () => {
+      this.#client?.close();
+      this.#client = undefined;
+    });
+  }
+}

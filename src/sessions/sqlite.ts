@@ -82,67 +82,67 @@ export class SqliteSessionStore implements SessionStore {
     this.#core = new SqlSessionStoreCore(this.#driver);
   }
 
-  /** {@inheritDoc SessionStore.create} */
+  /** See {@link SessionStore.create}. */
   create(input: CreateSessionInput): Promise<Lease> {
     return this.#core.create(input);
   }
-  /** {@inheritDoc SessionStore.acquire} */
+  /** See {@link SessionStore.acquire}. */
   acquire(sessionId: string, options: AcquireOptions): Promise<Lease> {
     return this.#core.acquire(sessionId, options);
   }
-  /** {@inheritDoc SessionStore.renew} */
+  /** See {@link SessionStore.renew}. */
   renew(lease: Lease, options?: { readonly ttlMs?: number }): Promise<void> {
     return this.#core.renew(lease, options);
   }
-  /** {@inheritDoc SessionStore.release} */
+  /** See {@link SessionStore.release}. */
   release(lease: Lease): Promise<boolean> {
     return this.#core.release(lease);
   }
-  /** {@inheritDoc SessionStore.begin} */
+  /** See {@link SessionStore.begin}. */
   begin(lease: Lease): Promise<BegunAttempt> {
     return this.#core.begin(lease);
   }
-  /** {@inheritDoc SessionStore.append} */
+  /** See {@link SessionStore.append}. */
   append(lease: Lease, attempt: TurnAttempt, events: readonly NewSessionEvent[]): Promise<void> {
     return this.#core.append(lease, attempt, events);
   }
-  /** {@inheritDoc SessionStore.commit} */
+  /** See {@link SessionStore.commit}. */
   commit(lease: Lease, input: CommitInput): Promise<CommittedTurn> {
     return this.#core.commit(lease, input);
   }
-  /** {@inheritDoc SessionStore.abort} */
+  /** See {@link SessionStore.abort}. */
   abort(lease: Lease, input: AbortInput): Promise<void> {
     return this.#core.abort(lease, input);
   }
-  /** {@inheritDoc SessionStore.rollback} */
+  /** See {@link SessionStore.rollback}. */
   rollback(lease: Lease, turn: number): Promise<void> {
     return this.#core.rollback(lease, turn);
   }
-  /** {@inheritDoc SessionStore.pin} */
+  /** See {@link SessionStore.pin}. */
   pin(lease: Lease, turn: number, label?: string): Promise<void> {
     return this.#core.pin(lease, turn, label);
   }
-  /** {@inheritDoc SessionStore.load} */
+  /** See {@link SessionStore.load}. */
   load(sessionId: string, options?: { readonly turn?: number }): Promise<LoadedSession> {
     return this.#core.load(sessionId, options);
   }
-  /** {@inheritDoc SessionStore.checkpoints} */
+  /** See {@link SessionStore.checkpoints}. */
   checkpoints(sessionId: string): Promise<readonly CheckpointInfo[]> {
     return this.#core.checkpoints(sessionId);
   }
-  /** {@inheritDoc SessionStore.list} */
+  /** See {@link SessionStore.list}. */
   list(query?: ListQuery): Promise<SessionPage> {
     return this.#core.list(query);
   }
-  /** {@inheritDoc SessionStore.delete} */
+  /** See {@link SessionStore.delete}. */
   delete(sessionId: string, options?: DeleteOptions): Promise<boolean> {
     return this.#core.delete(sessionId, options);
   }
-  /** {@inheritDoc SessionStore.events} */
+  /** See {@link SessionStore.events}. */
   events(sessionId: string, query?: EventsQuery): AsyncIterable<StoredSessionEvent> {
     return this.#core.events(sessionId, query);
   }
-  /** {@inheritDoc SessionStore.close} */
+  /** See {@link SessionStore.close}. */
   close(): Promise<void> {
     return this.#core.close();
   }

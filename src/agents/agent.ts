@@ -43,7 +43,8 @@ export class Agent {
   /** The agent's scope context: `scopeOf(agent.ctx) === agent`. */
   readonly ctx: SystemContext;
   #state: AgentState = 'composing';
-  readonly #registry: AgentRegistry;
+  /** The registry holding the id; `undefined` for a detached agent (`fakeAgent`). */
+  readonly #registry: AgentRegistry | undefined;
   #onAbort: (() => void) | undefined;
   /**
    * @internal The composition group this agent is published with while it is composing
@@ -59,8 +60,11 @@ export class Agent {
     return typeof value === 'object' && value !== null && #state in value;
   }
 
-  /** @internal Use `ctx.get(Agents).create(...)`. */
-  constructor(registry: AgentRegistry, id: string, parent: Agent | undefined, owner: SystemContext) {
+  /**
+   * @internal Use `ctx.get(Agents).create(...)` (or `fakeAgent` from the testing kit, which
+   * passes no registry: a detached agent, published from the start, in no registry).
+   */
+  constructor(registry: AgentRegistry | undefined, id: string, parent: Agent | undefined, owner: SystemContext) {
     this.#registry = registry;
     this.id = id;
     this.parent = parent;
@@ -73,6 +77,7 @@ export class Agent {
     // before the scope (and every scoped registration) is unwound.
     ctx._prelude = () => this.#announceEnd();
     ctx._setLocal(Agent, this);
+    if (registry === undefined) this.#state = 'published';
   }
 
   /** How the agent reads in messages: `agent "<id>"`. */
@@ -114,11 +119,12 @@ export class Agent {
   async #announceEnd(): Promise<void> {
     const was = this.#state;
     this.#state = 'disposed';
-    this.#registry.leave(this);
+    const registry = this.#registry;
+    registry?.leave(this);
     const abort = this.#onAbort;
     this.#onAbort = undefined;
     abort?.();
-    if (was === 'published') throwCollected(await this.#registry.bus.emit(this, 'agent/disposed', [this]), `agent "${this.id}"`);
+    if (was === 'published' && registry !== undefined) throwCollected(await registry.bus.emit(this, 'agent/disposed', [this]), `agent "${this.id}"`);
   }
 }
 

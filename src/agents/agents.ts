@@ -40,13 +40,26 @@ export interface CreateAgentOptions {
  *
  * @example
  * ```ts
+ * import { Agents, AgentsPlugin, Prompts, PromptsPlugin, Server, Tools, ToolsPlugin } from 'polestar-di';
+ *
+ * const server = new Server().addPlugins(new ToolsPlugin(), new PromptsPlugin(), new AgentsPlugin());
+ * await server.finish();
+ * const appCtx = server.createContext();
+ *
  * const agents = appCtx.get(Agents);
  * const handle = await agents.create({ id: 'researcher', setup: async (agentCtx) => {
- *   agentCtx.get(Tools).register(searchTool);
+ *   agentCtx.get(Tools).register({
+ *     name: 'search',
+ *     description: 'Searches the web',
+ *     parameters: { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] },
+ *     execute: (args: { q: string }) => `results for ${args.q}`,
+ *   });
  *   agentCtx.get(Prompts).section({ name: 'deployment:persona', order: 0, text: 'You research.' });
  * }});
- * agents.get('researcher') === handle.agent; // true
+ * expect(agents.get('researcher')).toBe(handle.agent);
  * await handle.dispose();
+ * expect(agents.get('researcher')).toBeUndefined();
+ * await server.dispose();
  * ```
  */
 export class Agents extends ContextView<AgentRegistry> {

@@ -102,12 +102,17 @@ export class Session implements AsyncDisposable {
  *
  * @example
  * ```ts
- * const session = openSession(handle.agent);
+ * import { Scratchpad, openSession } from 'polestar-di';
+ * import { createTestAgent } from 'polestar-di/testing';
+ *
+ * const { agent, server } = await createTestAgent({ id: 'support' });
+ * const session = openSession(agent);
  * await session.turn(async (turnCtx) => {
  *   session.history.append({ role: 'user', content: 'hello' });
  *   turnCtx.getMut(Scratchpad).notes.push('greeted');
  * });
- * session.history.length; // 1 — the turn (and its Scratchpad) is gone, the history stays
+ * expect(session.history.length).toBe(1); // the turn (and its Scratchpad) is gone, the history stays
+ * await server.dispose();
  * ```
  */
 export function openSession(owner: Agent | SystemContext, options?: SessionOptions): Session {

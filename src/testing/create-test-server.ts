@@ -51,10 +51,28 @@ export function configure(server: Server, options: TestServerOptions, where: str
  *
  * @example
  * ```ts
+ * import { token } from 'polestar-di';
+ * import { createTestServer } from 'polestar-di/testing';
+ *
+ * interface ModelClient {
+ *   complete(prompt: string): Promise<string>;
+ * }
+ * const ModelClient = token<ModelClient>('ModelClient');
+ * class AppConfig {
+ *   constructor(readonly env: string) {}
+ * }
+ * class AgentMemory {
+ *   readonly facts: string[] = [];
+ * }
+ *
  * const server = await createTestServer({
- *   globals: [[ModelClient, new FakeModelClient(['hello'])], new AppConfig('test')],
- *   locals: [[AgentMemory, () => new FakeMemory()]],
+ *   globals: [[ModelClient, { complete: async () => 'hello' }], new AppConfig('test')],
+ *   locals: [[AgentMemory, () => new AgentMemory()]],
  * });
+ * const ctx = server.createContext(); // every root context gets its own AgentMemory
+ * expect(await ctx.get(ModelClient).complete('hi')).toBe('hello');
+ * expect(ctx.getMut(AgentMemory).facts).toEqual([]);
+ * await server.dispose();
  * ```
  */
 export async function createTestServer<const G extends readonly TestGlobal[] = readonly TestGlobal[], const L extends readonly TestLocal[] = readonly TestLocal[]>(

@@ -1,6 +1,7 @@
 /**
- * polestar-di/testing: helpers for unit-testing systems and checking that contexts,
- * scopes and scoped registrations are disposed.
+ * polestar-di/testing: helpers for unit-testing systems and agents (a finished test
+ * server with fakes, one system run, a live test agent, a fake `Agent`) and for checking
+ * that contexts, scopes and scoped registrations are disposed.
  *
  * @packageDocumentation
  */
@@ -19,3 +20,7 @@ export type {
   SessionStoreConformanceOptions,
   SessionStoreConformanceReport,
 } from './session-store-conformance.js';
+export { createTestAgent } from './create-test-agent.js';
+export type { TestAgentOptions, TestAgent } from './create-test-agent.js';
+export { fakeAgent } from './fake-agent.js';
+export type { FakeAgentOptions } from './fake-agent.js';

@@ -28,6 +28,13 @@ export interface RunSystemOptions<
   readonly outputs?: CheckedPairs<O>;
   /** Plugins to add to the test server. */
   readonly plugins?: readonly Plugin[];
+  /**
+   * Prepares the context before the run, after `locals` and `outputs` were placed in it:
+   * insert more locals, register tools through `ctx.get(Tools)` (with `ToolsPlugin` in
+   * `plugins`), open child contexts... Awaited; when it throws, the server is disposed and
+   * `runSystem` rejects with its error.
+   */
+  readonly setup?: (ctx: SystemContext) => void | Promise<void>;
 }
 
 /** What {@link runSystem} resolves to. */
@@ -39,16 +46,34 @@ export interface RunSystemResult<O> {
 }
 
 /**
- * Makes a finished test server, a context with the given locals and outputs, runs the
- * system on it and resolves to `{ output, ctx }`. When the run fails, the server is
- * disposed and the run's error rejects.
+ * Makes a finished test server, a root context with the given locals and outputs, awaits
+ * `setup(ctx)`, runs the system on it and resolves to `{ output, ctx }`. When anything
+ * fails (a bad entry, a local factory, `setup`, the run), the server is disposed and the
+ * promise rejects with that error.
+ *
+ * A list entry that is an array but not a `[token, factory]` pair (say a pair whose
+ * first entry is a symbol not made by `token()`) is refused with a `TypeError`, never
+ * inserted as a value.
  *
  * @example
  * ```ts
+ * import { ConversationHistory, Res, system } from 'polestar-di';
+ * import { runSystem } from 'polestar-di/testing';
+ *
+ * class AppConfig {
+ *   constructor(readonly agentName: string) {}
+ * }
+ * const summarize = system([Res(AppConfig), Res(ConversationHistory)], (config, history) =>
+ *   `${config.agentName}: ${history.length} message(s)`);
+ *
  * const { output, ctx } = await runSystem(summarize, {
- *   globals: [new AppConfig('test')],
+ *   globals: [new AppConfig('support')],
  *   locals: [[ConversationHistory, () => new ConversationHistory([{ role: 'user', content: 'hi' }])]],
+ *   setup: (ctx) => {
+ *     ctx.getMut(ConversationHistory).append({ role: 'assistant', content: 'hello!' });
+ *   },
  * });
+ * expect(output).toBe('support: 2 message(s)');
  * await ctx.server.dispose();
  * ```
  */
@@ -62,8 +87,13 @@ export async function runSystem<
   const values: object[] = [];
   for (const l of options.locals ?? []) {
     if (isPair(l) || isToken(l)) tokens.push(l as TestLocal);
-    else if (l !== null && typeof l === 'object' && !Array.isArray(l)) values.push(l);
+    else if (Array.isArray(l)) throw new TypeError(`runSystem(system, options): ${badPair(l)}`);
+    else if (l !== null && typeof l === 'object') values.push(l);
     else throw new TypeError(`runSystem(system, options): a local must be a token, a [token, factory] pair or a value, got ${describeValue(l)}.`);
+  }
+  const setup: unknown = options.setup;
+  if (setup !== undefined && typeof setup !== 'function') {
+    throw new TypeError(`runSystem(system, { setup }): setup must be a function (ctx) => void | Promise<void>, got ${describeValue(setup)}.`);
   }
   const globals: readonly TestGlobal[] | undefined = options.globals;
   const server = await createTestServer({ globals, locals: tokens, plugins: options.plugins });
@@ -74,10 +104,19 @@ export async function runSystem<
       if (!isPair(pair)) throw new TypeError(`runSystem(system, options): an output must be a [token, value] pair, got ${describeValue(pair)}.`);
       ctx.outputs.insert(pair[0], pair[1]);
     }
+    if (setup !== undefined) await (setup as (ctx: SystemContext) => unknown)(ctx);
     const output = await ctx.run(system);
     return { output, ctx };
   } catch (err) {
     await server.dispose().catch(() => undefined);
     throw err;
   }
+}
+
+/** Why an array in a locals list is not a `[token, factory]` pair. */
+function badPair(l: readonly unknown[]): string {
+  if (l.length !== 2) {
+    return `a local that is an array must be a [token, factory] pair (two entries), got an array of ${l.length} entr${l.length === 1 ? 'y' : 'ies'}; an array is never inserted as a value.`;
+  }
+  return `the first entry of a [token, factory] pair must be a token (a class, or a symbol made by token<T>(name)), got ${describeValue(l[0])}; an array is never inserted as a value.`;
 }

@@ -1,0 +1,58 @@
+/**
+ * `polestar-di/adapters`: polestar's tools and conversations in the shapes of the model
+ * APIs (OpenAI Chat Completions, OpenAI Responses, Anthropic Messages) and MCP servers
+ * mounted as tools. Plain JSON in and out, no runtime dependency on any SDK: the outputs
+ * are typed structurally and type-check against each SDK's own types.
+ *
+ * @packageDocumentation
+ */
+export { PROVIDER_TOOL_NAME } from './tool-names.js';
+export {
+  toOpenAIChatTools,
+  fromOpenAIChatToolCall,
+  toOpenAIChatToolMessage,
+  toOpenAIChatMessages,
+  fromOpenAIChatMessages,
+} from './openai-chat.js';
+export type {
+  OpenAIChatTool,
+  OpenAIChatToolCallLike,
+  OpenAIChatTextPart,
+  OpenAIChatFunctionCall,
+  OpenAIChatToolMessage,
+  OpenAIChatMessage,
+  OpenAIChatMessageLike,
+} from './openai-chat.js';
+export {
+  toOpenAIResponsesTools,
+  fromOpenAIResponsesFunctionCall,
+  toOpenAIResponsesFunctionOutput,
+  toOpenAIResponsesInput,
+  fromOpenAIResponsesInput,
+} from './openai-responses.js';
+export type {
+  OpenAIResponsesTool,
+  OpenAIResponsesFunctionCallLike,
+  OpenAIResponsesInputText,
+  OpenAIResponsesFunctionCall,
+  OpenAIResponsesFunctionOutput,
+  OpenAIResponsesInputItem,
+} from './openai-responses.js';
+export {
+  toAnthropicTools,
+  fromAnthropicToolUse,
+  toAnthropicToolResult,
+  toAnthropicMessages,
+  fromAnthropicMessages,
+} from './anthropic.js';
+export type {
+  AnthropicTool,
+  AnthropicToolUseLike,
+  AnthropicTextBlock,
+  AnthropicToolUseBlock,
+  AnthropicToolResult,
+  AnthropicMessage,
+  AnthropicConversation,
+  AnthropicMessageLike,
+  AnthropicConversationLike,
+} from './anthropic.js';

@@ -4,18 +4,20 @@
 import { nameOf, type Token } from './token.js';
 
 /** What a {@link ParamError} is about. */
-export type ParamErrorKind = 'ResourceNotFound' | 'BorrowConflict' | 'OutputNotFound';
+export type ParamErrorKind = 'ResourceNotFound' | 'BorrowConflict' | 'OutputNotFound' | 'ResourceOutOfScope';
 
 const prefixes: Record<ParamErrorKind, string> = {
   ResourceNotFound: 'resource not found',
   BorrowConflict: 'borrow conflict',
   OutputNotFound: 'output not found',
+  ResourceOutOfScope: 'resource out of scope',
 };
 
 /**
  * A resource or output could not be fetched. The message begins exactly
- * `resource not found: <Name>`, `borrow conflict: <Name>` or `output not found: <Name>`,
- * and may add a hint after.
+ * `resource not found: <Name>`, `borrow conflict: <Name>`, `output not found: <Name>` or
+ * `resource out of scope: <Name>` (a parent filter blocked it, §10.4), and may add a
+ * hint after.
  */
 export class ParamError extends Error {
   /** Always `'ParamError'`; check {@link ParamError.kind} for which rule failed. */
@@ -37,19 +39,53 @@ export class ParamError extends Error {
   }
 }
 
-/** A context (or a server) was used after its disposal started. */
+/**
+ * A context (or a server) was used after its disposal started. It is also the `reason`
+ * of `ctx.signal` (and of every in-flight work aborted) when a context's disposal starts.
+ */
 export class ContextDisposedError extends Error {
   /** Always `'ContextDisposedError'`. */
   override readonly name = 'ContextDisposedError';
   /**
    * @param what - the method or property that was used, e.g. `get(AppConfig)`.
    * @param where - a description of the context, e.g. `context at depth 2`.
+   * @param message - a complete message replacing the default one built from `what` and `where`.
    */
-  constructor(what: string, where: string) {
+  constructor(what: string, where: string, message?: string) {
     super(
-      `${what} was called on a ${where} that is disposed (or being disposed). ` +
-        `Create a new context with parent.child() or server.createContext() instead of keeping a disposed one.`,
+      message ??
+        `${what} was called on a ${where} that is disposed (or being disposed). ` +
+          `Create a new context with parent.child() or server.createContext() instead of keeping a disposed one.`,
     );
+  }
+}
+
+/**
+ * Collected into a disposal's `AggregateError` for each in-flight work (a tool execution,
+ * a system run) that was still running when the disposal stopped waiting for it after
+ * `new Server({ disposeTimeoutMs })` (SPEC §10.2). The disposal went on without it.
+ */
+export class DisposeTimeoutError extends Error {
+  /** Always `'DisposeTimeoutError'`. */
+  override readonly name = 'DisposeTimeoutError';
+  /** What was still running, e.g. `tool "refund" (call c1)`. */
+  readonly label: string;
+  /** The bound that expired, in milliseconds. */
+  readonly timeoutMs: number;
+
+  /**
+   * @param label - what was still running.
+   * @param where - a description of the context whose disposal waited.
+   * @param timeoutMs - the bound that expired.
+   */
+  constructor(label: string, where: string, timeoutMs: number) {
+    super(
+      `${label} was still running when the disposal of the ${where} stopped waiting for it after ${timeoutMs} ms ` +
+        `(new Server({ disposeTimeoutMs })); it was aborted but did not settle. Make it honour its AbortSignal, ` +
+        `or raise disposeTimeoutMs.`,
+    );
+    this.label = label;
+    this.timeoutMs = timeoutMs;
   }
 }
 

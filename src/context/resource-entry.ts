@@ -9,6 +9,12 @@ export class ResourceEntry {
   reads = 0;
   /** Whether a write borrow is held (by a running system's `ResMut` parameter). */
   writing = false;
+  /**
+   * Whether the value implemented `Symbol.asyncDispose` / `Symbol.dispose` when it was
+   * stored as a local: it then counts as one holder in `server._holders` (the last
+   * context holding it disposes it).
+   */
+  counted = false;
 
   /**
    * @param value - the stored value.

@@ -2,17 +2,23 @@
  * SystemContext: one node of the context tree (server → agent → session → turn).
  *
  * A context is deliberately small: a parent pointer, its own local store, outputs, an
- * ownership stack, an inherited scope tag, and (only when class-based resolution needs
- * it) an inversify container. Lookups never touch inversify unless the token is only
- * known to inversify.
+ * ownership stack, an inherited scope tag, links to its newest child and its siblings
+ * (an intrusive list: adding and removing a child is a few pointer writes), and, only
+ * when something needs them, a parent filter, an inversify container and an `Extra`
+ * (signal, in-flight work, prelude). Lookups never touch inversify unless the token is
+ * only known to inversify.
  */
-import { ContextDisposedError, ParamError } from './errors.js';
+import { ContextDisposedError, DisposeTimeoutError, ParamError } from './errors.js';
+import type { InFlight } from './in-flight.js';
 import { assertMayBeLocal, assertMayBeMutated, roleOf } from './markers.js';
 import { Outputs } from './outputs.js';
+import { ParentFilter } from './parent-filter.js';
 import { providerOf } from './provider-hints.js';
 import { ResourceEntry } from './resource-entry.js';
-import { assertToken, describeValue, isToken, nameOf, tokenOfValue, type Token } from './token.js';
-import { disposeValue, isDisposable, Ownership, settle, throwCollected, type Cleanup } from '../disposal/ownership.js';
+import { assertToken, describeValue, errorText, isToken, nameOf, tokenOfValue, type Token } from './token.js';
+import {
+  collect, collected, disposeValue, Ownership, probeDisposable, settle, throwCollected, type Cleanup, type CleanupOptions,
+} from '../disposal/ownership.js';
 import type { Server } from './server.js';
 import type { AnySystem, SystemFn } from '../system/system.js';
 import type { Step } from '../execution/steps.js';
@@ -26,12 +32,45 @@ import type { ownClass } from '../system/own-class.js';
 const LIVE = 0;
 const DISPOSED = 1;
 
+/** Options of `ctx.child(options)`. */
+export interface ChildOptions {
+  /**
+   * Gates every `Res` walk that crosses from the new context to this one (SPEC §10.4).
+   * Default: no filter.
+   */
+  readonly parentFilter?: ParentFilter;
+}
+
+/** @internal What a context needs only when something uses it: made on first use. */
+class Extra {
+  /** The controller behind `ctx.signal`. Kept after release, so `signal` stays the same object. */
+  ac: AbortController | undefined = undefined;
+  /** Tracked in-flight work (contract C1). */
+  inflight: Set<InFlight> | undefined = undefined;
+  /** See `SystemContext._prelude`. */
+  prelude: Cleanup | undefined = undefined;
+  /** This context registered its scope key as live (`createScope`). */
+  scopeRoot = false;
+  /** The disposal abort pass reached this context (its signal and in-flight work were aborted). */
+  aborted = false;
+  /** The disposal stopped waiting for in-flight work: later work is aborted and given up at once. */
+  quiesced = false;
+}
+
+interface Frame {
+  readonly node: SystemContext;
+  readonly errors: unknown[];
+  /** Settles the node's memoized promise; `undefined` for the context whose `dispose()` runs the drive. */
+  readonly done: ((errors: unknown[]) => void) | undefined;
+}
+
 /**
  * One context of the tree. Made by `server.createContext()` (a root) or `ctx.child()`.
  *
  * - `get` (the `Res` rule): own locals, then each ancestor's locals nearest first, then
  *   the globals (values inserted with `insertGlobal`, then classes bound in
- *   `server.container`).
+ *   `server.container`). A {@link ParentFilter} on a context gates the walk from it to
+ *   its parent.
  * - `getMut` (the `ResMut` rule): own locals only, never walking up.
  */
 export class SystemContext implements AsyncDisposable {
@@ -45,37 +84,37 @@ export class SystemContext implements AsyncDisposable {
   readonly depth: number;
   /** @internal The nearest scope tag (see `createScope`), inherited at creation. */
   readonly _scopeKey: object | undefined;
+  /** @internal The parent filter gating `Res` walks from this context to its parent. */
+  readonly _filter: ParentFilter | undefined;
   /** @internal Own locals. */
-  _locals: Map<Token, ResourceEntry> | undefined;
-  /** @internal Live children, oldest first. */
-  _children: Set<SystemContext> | undefined;
+  _locals: Map<Token, ResourceEntry> | undefined = undefined;
   /** @internal Cached per-context views of contextual globals. */
-  _views: Map<Token, unknown> | undefined;
+  _views: Map<Token, unknown> | undefined = undefined;
   /** @internal The lazily made inversify container of this context. */
-  _container: Container | undefined;
+  _container: Container | undefined = undefined;
   /** @internal 0 live, 1 disposing or disposed. */
   _state = LIVE;
-  /**
-   * @internal The first step of this context's disposal, run once before its children
-   * are disposed: how a scope owner such as an agent leaves its registry and announces
-   * its end, whichever path disposes the context. When the context's own `dispose()`
-   * starts the disposal it runs while the context is still live; when an ancestor's
-   * disposal reaches it, the subtree was already marked disposed. A rejection is
-   * collected with the other disposal errors.
-   */
-  _prelude: Cleanup | undefined;
   /** @internal Set once a disposable value was stored as a local (sticky; lets dispose skip a scan). */
   _mayOwn = false;
-  #outputs: Outputs | undefined;
-  #cleanups: Ownership | undefined;
-  #disposal: Promise<void> | undefined;
+  /** @internal The newest live child (children are an intrusive list through `_prev` / `_next`). */
+  _last: SystemContext | undefined = undefined;
+  /** @internal The next older live sibling. */
+  _prev: SystemContext | undefined = undefined;
+  /** @internal The next newer live sibling. */
+  _next: SystemContext | undefined = undefined;
+  /** @internal Signal, in-flight work, prelude: made on first use. */
+  _extra: Extra | undefined = undefined;
+  #outputs: Outputs | undefined = undefined;
+  #cleanups: Ownership | undefined = undefined;
+  #disposal: Promise<void> | undefined = undefined;
 
   /** @internal Use `server.createContext()` or `ctx.child()`. */
-  constructor(server: Server, parent: SystemContext | undefined, scopeKey: object | undefined) {
+  constructor(server: Server, parent: SystemContext | undefined, scopeKey: object | undefined, filter?: ParentFilter) {
     this.server = server;
     this.parent = parent;
     this.depth = parent === undefined ? 0 : parent.depth + 1;
     this._scopeKey = scopeKey;
+    this._filter = filter;
   }
 
   /** True once disposal has started. */
@@ -93,16 +132,131 @@ export class SystemContext implements AsyncDisposable {
     return `context at depth ${this.depth}${this._scopeKey ? ` (${scopeLabel(this._scopeKey)})` : ''}`;
   }
 
-  /** A new child context: no locals, no outputs, the same globals, owned by this one. */
-  child(): SystemContext {
-    this._live('child()');
-    return this._adopt(new SystemContext(this.server, this, this._scopeKey));
+  /**
+   * A new child context: no locals, no outputs, the same globals, owned by this one.
+   * `options.parentFilter` gates the new context's `Res` walks into this one and above.
+   */
+  child(options?: ChildOptions): SystemContext {
+    if (this._state !== LIVE) this._live('child()');
+    const filter = options === undefined ? undefined : readChildOptions(options, 'child(options)');
+    return this._adopt(new SystemContext(this.server, this, this._scopeKey, filter));
   }
 
-  /** @internal Registers `c` as a live child owned by this context. */
+  /** @internal Registers `c` (made with this context as its parent) as its newest live child. */
   _adopt(c: SystemContext): SystemContext {
-    (this._children ??= new Set()).add(c);
+    const last = this._last;
+    if (last !== undefined) {
+      last._next = c;
+      c._prev = last;
+    }
+    this._last = c;
     return c;
+  }
+
+  /** @internal The live children, oldest first, as a new Set (`undefined` when none); for tests and leak reports. */
+  get _children(): Set<SystemContext> | undefined {
+    if (this._last === undefined) return undefined;
+    const list: SystemContext[] = [];
+    for (let c: SystemContext | undefined = this._last; c !== undefined; c = c._prev) list.push(c);
+    return new Set(list.reverse());
+  }
+
+  /** @internal The Extra of this context, made on first use. */
+  _x(): Extra {
+    let x = this._extra;
+    if (x === undefined) {
+      x = this._extra = new Extra();
+      // Made after the abort pass went by: nothing in it can have been aborted yet, and
+      // whatever is added now is aborted as it is added.
+      if (this._disposalStarted()) x.aborted = true;
+    }
+    return x;
+  }
+
+  /**
+   * @internal The first step of this context's disposal, run once before its children
+   * are disposed: how a scope owner such as an agent leaves its registry and announces
+   * its end, whichever path disposes the context. When the context's own `dispose()`
+   * starts the disposal it runs while the context is still live (its signal and
+   * in-flight work are already aborted); when an ancestor's disposal reaches it, the
+   * subtree was already marked disposed. A rejection is collected with the other
+   * disposal errors.
+   */
+  get _prelude(): Cleanup | undefined {
+    return this._extra?.prelude;
+  }
+
+  set _prelude(fn: Cleanup | undefined) {
+    if (fn === undefined && this._extra === undefined) return;
+    this._x().prelude = fn;
+  }
+
+  // ---------------------------------------------------------------- cancellation (§10.2)
+
+  /**
+   * An `AbortSignal` aborted (reason: a `ContextDisposedError`) the moment the disposal
+   * of this context or of any ancestor starts. Made on first read; readable on a
+   * disposed context, where it is already aborted.
+   */
+  get signal(): AbortSignal {
+    const x = this._x();
+    let ac = x.ac;
+    if (ac === undefined) {
+      ac = x.ac = new AbortController();
+      if (this._disposalStarted()) ac.abort(this.#reason());
+    }
+    return ac.signal;
+  }
+
+  /** @internal Whether the disposal of this context or of an ancestor has started. */
+  _disposalStarted(): boolean {
+    for (let c: SystemContext | undefined = this; c !== undefined; c = c.parent) {
+      if (c._state !== LIVE || c.#disposal !== undefined) return true;
+    }
+    return false;
+  }
+
+  /**
+   * @internal Tracks in-flight work on this context (contract C1): the disposal of this
+   * context (or of an ancestor) aborts it when it starts, and awaits it (bounded by
+   * `server.options.disposeTimeoutMs`) before running this context's cleanups. Returns
+   * the function that untracks it. On a context whose disposal already started, the
+   * work is aborted at once (and, once the disposal stopped waiting, given up at once).
+   */
+  _track(work: InFlight): () => void {
+    const x = this._x();
+    if (x.quiesced) {
+      const why = this.#reason();
+      try {
+        work.abort(why);
+      } catch {
+        // nothing can collect it: the disposal that would have is over
+      }
+      try {
+        work.giveUp?.();
+      } catch {
+        // same
+      }
+      return noop;
+    }
+    if (x.aborted) {
+      try {
+        work.abort(this.#reason());
+      } catch {
+        // the disposal's errors are not reachable from here
+      }
+    }
+    const set = (x.inflight ??= new Set());
+    set.add(work);
+    return () => void set.delete(work);
+  }
+
+  #reason(): ContextDisposedError {
+    return new ContextDisposedError(
+      'signal',
+      this.describe(),
+      `the disposal of the ${this.describe()} started: work running on it or below it was aborted.`,
+    );
   }
 
   // ---------------------------------------------------------------- locals
@@ -134,22 +288,48 @@ export class SystemContext implements AsyncDisposable {
     return this._setLocal(t, value);
   }
 
-  /** @internal Sets a local without validation. */
-  _setLocal(t: Token, value: unknown): unknown {
+  /**
+   * @internal Sets a local without token validation. Refuses, before storing anything, a
+   * value whose `Symbol.asyncDispose` / `Symbol.dispose` lookup throws, and a value
+   * replacing one a running system borrows.
+   */
+  _setLocal(t: Token, value: unknown, call = 'insert'): unknown {
+    let owned = false;
+    if (value !== null && (typeof value === 'object' || typeof value === 'function')) {
+      try {
+        owned = probeDisposable(value);
+      } catch (err) {
+        throw new TypeError(
+          `${call}(${nameOf(t)}) on a ${this.describe()}: looking up Symbol.asyncDispose / Symbol.dispose on ${describeValue(value)} ` +
+            `threw (${errorText(err)}), so polestar can not tell whether the context must dispose it; nothing was stored. ` +
+            `Insert an object you control that wraps it.`,
+          { cause: err },
+        );
+      }
+    }
     const locals = (this._locals ??= new Map());
     const prev = locals.get(t);
     if (prev !== undefined) {
       if (prev.reads > 0 || prev.writing) {
-        throw new ParamError('BorrowConflict', t, `insert() on a ${this.describe()} while a running system borrows the current value`);
+        throw new ParamError('BorrowConflict', t, `${call}() on a ${this.describe()} while a running system borrows the current value`);
       }
       locals.delete(t);
+      if (prev.counted) {
+        prev.counted = false;
+        this.server._unhold(prev.value);
+      }
     }
-    locals.set(t, new ResourceEntry(value, this));
-    if (!this._mayOwn && isDisposable(value)) this._mayOwn = true;
+    const e = new ResourceEntry(value, this);
+    if (owned) {
+      e.counted = true;
+      this.server._hold(value as object);
+      this._mayOwn = true;
+    }
+    locals.set(t, e);
     return prev?.value;
   }
 
-  /** Removes and returns an own local of this context; `undefined` when it has none. */
+  /** Removes and returns an own local of this context; `undefined` when it has none. The caller owns it now. */
   remove<T>(token: Token<T>): T | undefined {
     this._live('remove()');
     const locals = this._locals;
@@ -162,7 +342,32 @@ export class SystemContext implements AsyncDisposable {
       throw new ParamError('BorrowConflict', token, `remove() on a ${this.describe()} while a running system borrows it`);
     }
     locals.delete(token);
+    if (e.counted) {
+      e.counted = false;
+      this.server._unhold(e.value);
+    }
     return e.value as T;
+  }
+
+  /**
+   * @internal Removes the locals of `tokens` (newest first) and disposes each value this
+   * context was the last holder of (the rollback of `server._makeLocals`). Rejects with
+   * the collected errors.
+   */
+  async _dropLocals(tokens: readonly Token[]): Promise<void> {
+    const errors: unknown[] = [];
+    const locals = this._locals;
+    for (let i = tokens.length - 1; i >= 0 && locals !== undefined; i--) {
+      const e = locals.get(tokens[i]);
+      if (e === undefined) continue;
+      locals.delete(tokens[i]);
+      if (!e.counted) continue;
+      e.counted = false;
+      const v = e.value as object;
+      if (this.server._unhold(v) > 0 || this.server._isServerValue(v) || !this.server._claimDisposal(v)) continue;
+      await settle(() => disposeValue(v), errors);
+    }
+    throwCollected(errors, `the locals made for the ${this.describe()}`);
   }
 
   /** Whether this context has its own local of `token` (ancestors are not consulted). */
@@ -173,7 +378,7 @@ export class SystemContext implements AsyncDisposable {
     return false;
   }
 
-  /** Whether `get(token)` would find something (locals up the tree, then globals). */
+  /** Whether `get(token)` would find something (locals up the tree as parent filters allow, then globals). */
   has(token: Token): boolean {
     this._live('has()');
     if (this._findEntry(token) !== undefined) return true;
@@ -183,13 +388,23 @@ export class SystemContext implements AsyncDisposable {
 
   // ---------------------------------------------------------------- lookups
 
-  /** @internal The entry `Res` resolves to among locals and inserted globals. */
+  /**
+   * @internal The entry `Res` resolves to among locals and inserted globals: own locals,
+   * then each ancestor's nearest first while no parent filter blocks the token, then
+   * the inserted globals.
+   */
   _findEntry(t: Token): ResourceEntry | undefined {
     const own = this._locals?.get(t);
     if (own !== undefined) return own;
-    for (let c = this.parent; c !== undefined; c = c.parent) {
-      const e = c._locals?.get(t);
+    let c: SystemContext = this;
+    for (;;) {
+      const f = c._filter;
+      if (f !== undefined && !f.allows(t)) break;
+      const p = c.parent;
+      if (p === undefined) break;
+      const e = p._locals?.get(t);
       if (e !== undefined) return e;
+      c = p;
     }
     return this.server._globals.get(t);
   }
@@ -208,8 +423,9 @@ export class SystemContext implements AsyncDisposable {
 
   /**
    * The `Res` rule: the first match in own locals, then each ancestor's locals nearest
-   * first, then the globals. Throws `ParamError` (`ResourceNotFound`, or
-   * `BorrowConflict` while a running system holds `ResMut` on the entry).
+   * first (as parent filters allow), then the globals. Throws `ParamError`
+   * (`ResourceNotFound`; `ResourceOutOfScope` when only a parent filter hid an
+   * ancestor's local; `BorrowConflict` while a running system holds `ResMut` on the entry).
    */
   get<T>(token: Token<T>): T {
     if (this._state !== LIVE) this._live(`get(${safeName(token)})`);
@@ -220,10 +436,10 @@ export class SystemContext implements AsyncDisposable {
     }
     assertToken(token, 'get(token)');
     if (this.server._containerHas(token)) return this.server._containerGet(token) as T;
-    throw new ParamError('ResourceNotFound', token, notFoundHint(token, this));
+    throw this._missing(token);
   }
 
-  /** Like {@link SystemContext.get} but `undefined` when the token is not found. */
+  /** Like {@link SystemContext.get} but `undefined` when the token is not found (or a parent filter hides it). */
   tryGet<T>(token: Token<T>): T | undefined {
     if (this._state !== LIVE) this._live(`tryGet(${safeName(token)})`);
     const e = this._findEntry(token);
@@ -234,6 +450,31 @@ export class SystemContext implements AsyncDisposable {
     assertToken(token, 'tryGet(token)');
     if (this.server._containerHas(token)) return this.server._containerGet(token) as T;
     return undefined;
+  }
+
+  /**
+   * @internal The error for a `Res` miss: `ResourceOutOfScope` when a parent filter on
+   * the walk blocked the token and an ancestor above that filter holds it, else
+   * `ResourceNotFound`.
+   */
+  _missing(t: Token): ParamError {
+    for (let c: SystemContext | undefined = this; c !== undefined; c = c.parent) {
+      const f = c._filter;
+      if (f === undefined || f.allows(t)) continue;
+      for (let a = c.parent; a !== undefined; a = a.parent) {
+        if (a._locals?.has(t)) {
+          const here = c === this ? `this ${this.describe()}` : `the ${c.describe()} above this ${this.describe()}`;
+          return new ParamError(
+            'ResourceOutOfScope',
+            t,
+            `the ${a.describe()} holds it, but the parent filter ${String(f)} on ${here} blocks it (and no global has it); ` +
+              `to let it through, ${f._fix(t)}, or insert it into a context below the filter or as a global`,
+          );
+        }
+      }
+      break;
+    }
+    return new ParamError('ResourceNotFound', t, notFoundHint(t, this));
   }
 
   /**
@@ -265,14 +506,24 @@ export class SystemContext implements AsyncDisposable {
     return (this.#outputs ??= new Outputs((what) => this._live(what)));
   }
 
-  /** Fetches the system's parameters from this context, runs it, stores and returns its output. */
+  /** Fetches the system's parameters from this context, runs it, stores and returns its output. Never throws: rejects. */
   run<R>(system: SystemFn<R> | AnySystem<R>): Promise<Awaited<R>> {
-    return runOn(this, system) as Promise<Awaited<R>>;
+    try {
+      this._live('run()');
+      return runOn(this, system) as Promise<Awaited<R>>;
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
-  /** Runs steps (systems, `parallel`, `loop`) in order; resolves to an `ExecutionResult`. */
+  /** Runs steps (systems, `parallel`, `loop`) in order; resolves to an `ExecutionResult`. Never throws: rejects. */
   execute(steps: readonly Step[]): Promise<ExecutionResult> {
-    return executeOn(this, steps);
+    try {
+      this._live('execute()');
+      return executeOn(this, steps);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   /** Constructs an `@injectable()` class through this context's inversify scope. */
@@ -281,40 +532,67 @@ export class SystemContext implements AsyncDisposable {
     return resolveIn(this, cls);
   }
 
-  /** Like {@link SystemContext.resolve}, for classes with async activation. */
+  /** Like {@link SystemContext.resolve}, for classes with async activation. Never throws: rejects. */
   resolveAsync<T>(cls: new (...args: any[]) => T): Promise<T> {
-    return this._state === LIVE ? resolveInAsync(this, cls) : Promise.reject(new ContextDisposedError('resolveAsync()', this.describe()));
+    try {
+      this._live('resolveAsync()');
+      return resolveInAsync(this, cls);
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   // ---------------------------------------------------------------- disposal
 
   /**
    * Registers cleanup run when this context is disposed (last registered runs first).
-   * Returns a function that unregisters it.
+   * With `{ concurrent: true }`, each maximal run of adjacent concurrent cleanups is
+   * started together and settles before the next cleanup starts. Returns a function
+   * that unregisters it.
    */
-  onDispose(fn: Cleanup): () => void {
+  onDispose(fn: Cleanup, options?: CleanupOptions): () => void {
     this._live('onDispose()');
     if (typeof fn !== 'function') throw new TypeError(`onDispose(fn) needs a function, got ${describeValue(fn)}.`);
-    return (this.#cleanups ??= new Ownership()).add(fn);
+    const concurrent = options === undefined ? false : readCleanupOptions(options);
+    return (this.#cleanups ??= new Ownership()).add(fn, concurrent);
   }
 
   /**
-   * Disposes descendants first (newest first), then runs this context's cleanups (last
-   * registered first), then disposes its locals that implement `Symbol.asyncDispose` /
-   * `Symbol.dispose` (newest first). Memoized; errors are collected into one
-   * `AggregateError` after all ran.
+   * Disposes this context. The moment it starts, the whole subtree is marked disposed,
+   * every `signal` in it is aborted and every in-flight work tracked in it is aborted.
+   * Then descendants are disposed first (newest first); each context awaits its in-flight
+   * work (bounded by `server.options.disposeTimeoutMs`, measured from the start of this
+   * disposal), then runs its cleanups (last registered first), then disposes its locals
+   * that implement `Symbol.asyncDispose` / `Symbol.dispose` (newest first; a value another
+   * live context or the server holds is left to them). Memoized before anything runs:
+   * repeated, concurrent and re-entrant calls share one promise. Errors are collected
+   * into one `AggregateError` after all ran.
    */
   dispose(): Promise<void> {
-    if (this.#disposal === undefined) {
-      const prelude = this._prelude;
-      if (prelude !== undefined) {
-        this._prelude = undefined;
-        return (this.#disposal = this.#disposeAfter(prelude));
-      }
-      this._markTree();
-      this.#disposal = this.#hasDisposalWork() ? this.#runDispose() : this.#finishDispose();
+    const d = this.#disposal;
+    if (d !== undefined) return d;
+    if (this._extra === undefined && this._last === undefined && !this.#hasOwnWork()) {
+      // The fast path: nothing to abort, await or run.
+      this._state = DISPOSED;
+      this.#disposal = RESOLVED;
+      this.#release();
+      return RESOLVED;
     }
-    return this.#disposal;
+    let done!: (errors: unknown[]) => void;
+    const p = new Promise<void>((resolve, reject) => {
+      done = (errors) => (errors.length === 0 ? resolve() : reject(collected(errors, this.describe())));
+    });
+    this.#disposal = p;
+    const errors: unknown[] = [];
+    const deadline = performance.now() + this.server.options.disposeTimeoutMs;
+    this.#run(errors, deadline).then(
+      () => done(errors),
+      (err: unknown) => {
+        collect(err, errors);
+        done(errors);
+      },
+    );
+    return p;
   }
 
   /** Same as {@link SystemContext.dispose}, for `await using`. */
@@ -322,117 +600,334 @@ export class SystemContext implements AsyncDisposable {
     return this.dispose();
   }
 
-  /** @internal Marks this subtree disposed synchronously, before any async work. */
-  _markTree(): void {
-    if (this._state !== LIVE) return;
-    this._state = DISPOSED;
-    const kids = this._children;
-    if (kids !== undefined) for (const c of kids) c._markTree();
+  /**
+   * @internal Starts the disposal of this subtree synchronously: marks every live
+   * context in it disposed, then aborts their signals and in-flight work and ends their
+   * scope keys' liveness. Errors thrown by in-flight `abort` go to `errors`.
+   */
+  _markTree(errors: unknown[] = []): void {
+    this.#walk(true, errors);
   }
 
-  /** Whether disposal has anything to run or await (children, cleanups, disposable locals, a container). */
-  #hasDisposalWork(): boolean {
-    if (this._children !== undefined && this._children.size > 0) return true;
+  async #run(errors: unknown[], deadline: number): Promise<void> {
+    const x = this._extra;
+    const prelude = x?.prelude;
+    if (x !== undefined && prelude !== undefined) {
+      x.prelude = undefined;
+      if (this._state === LIVE) this.#walk(false, errors);
+      await settle(prelude, errors);
+    }
+    this.#walk(true, errors);
+    await this.#drive(errors, deadline);
+  }
+
+  /**
+   * The synchronous start of a disposal, iterative at any depth. With `mark`, every live
+   * context of the subtree is marked disposed; without (a prelude runs first), they stay
+   * live. Either way each one not yet reached is aborted: its signal, its in-flight work,
+   * its scope key's liveness. Contexts already marked were reached by an earlier start.
+   */
+  #walk(mark: boolean, errors: unknown[]): void {
+    let stack: SystemContext[] | undefined;
+    let reached: SystemContext[] | undefined;
+    let n: SystemContext | undefined = this;
+    while (n !== undefined) {
+      if (n._state === LIVE) {
+        if (mark) n._state = DISPOSED;
+        const x = n._extra;
+        if (x !== undefined && !x.aborted) (reached ??= []).push(n);
+        for (let c = n._last; c !== undefined; c = c._prev) (stack ??= []).push(c);
+      }
+      n = stack?.pop();
+    }
+    if (reached === undefined) return;
+    // Every context is marked before any abort runs: an abort listener sees the whole subtree disposed.
+    const why = this.#reason();
+    for (const c of reached) c.#abort(why, errors);
+  }
+
+  #abort(why: ContextDisposedError, errors: unknown[]): void {
+    const x = this._extra as Extra;
+    if (x.aborted) return;
+    x.aborted = true;
+    if (x.scopeRoot) {
+      x.scopeRoot = false;
+      this.server._scopeEnded(this._scopeKey as object, this);
+    }
+    x.ac?.abort(why);
+    const works = x.inflight;
+    if (works === undefined || works.size === 0) return;
+    for (const w of [...works]) {
+      try {
+        w.abort(why);
+      } catch (err) {
+        collect(err, errors);
+      }
+    }
+  }
+
+  /** Whether this context has its own disposal work (not counting children and the Extra). */
+  #hasOwnWork(): boolean {
     if (this.#cleanups !== undefined && this.#cleanups.size > 0) return true;
     if (this._container !== undefined) return true;
     return this._mayOwn && this._locals !== undefined && this._locals.size > 0;
   }
 
-  /** The fast path: nothing to await, so release the state and share one resolved promise. */
-  #finishDispose(): Promise<void> {
-    this.#release();
-    return RESOLVED;
-  }
-
-  #release(): void {
-    this._locals = undefined;
-    this._views = undefined;
-    this.#outputs = undefined;
-    this.#cleanups = undefined;
-    if (this.parent !== undefined) this.parent._children?.delete(this);
-    else this.server._forget(this);
-  }
-
-  /** Runs the prelude while this context is still live (unless an ancestor already marked it), then disposes. */
-  async #disposeAfter(prelude: Cleanup): Promise<void> {
-    const errors: unknown[] = [];
-    await settle(prelude, errors);
-    this._markTree();
-    await this.#runDispose(errors);
-  }
-
-  async #runDispose(errors: unknown[] = []): Promise<void> {
-    const kids = this._children;
-    if (kids !== undefined && kids.size > 0) {
-      const list = [...kids];
-      for (let i = list.length - 1; i >= 0; i--) await settle(() => list[i].dispose(), errors);
+  /**
+   * Disposes the marked subtree, descendants first (newest first), iteratively: an
+   * explicit stack of frames instead of recursion, so any depth works. A descendant whose
+   * own disposal is already running is awaited; every other one gets its memoized
+   * promise here and is disposed as part of this drive.
+   */
+  async #drive(rootErrors: unknown[], deadline: number): Promise<void> {
+    const frames: Frame[] = [];
+    let f: Frame = { node: this, errors: rootErrors, done: undefined };
+    for (;;) {
+      const c = f.node._last;
+      if (c !== undefined) {
+        const running = c.#disposal;
+        if (running !== undefined) {
+          await settle(() => running, f.errors);
+          if (f.node._last === c) c.#unlink(); // never loop on a child that failed to leave
+          continue;
+        }
+        c._state = DISPOSED;
+        if (c._extra === undefined && c._last === undefined && !c.#hasOwnWork()) {
+          c.#disposal = RESOLVED;
+          c.#release();
+          continue;
+        }
+        let done!: (errors: unknown[]) => void;
+        const p = new Promise<void>((resolve, reject) => {
+          done = (errors) => (errors.length === 0 ? resolve() : reject(collected(errors, c.describe())));
+        });
+        p.catch(noop); // the parent collects the errors; nobody has to await this one
+        c.#disposal = p;
+        frames.push(f);
+        f = { node: c, errors: [], done };
+        const x = c._extra;
+        const prelude = x?.prelude;
+        if (x !== undefined && prelude !== undefined) {
+          x.prelude = undefined;
+          await settle(prelude, f.errors);
+        }
+        continue;
+      }
+      const own = f.node.#disposeOwn(f.errors, deadline);
+      if (own !== undefined) await own;
+      if (f.done === undefined) break;
+      const parent = frames.pop() as Frame;
+      for (const e of f.errors) parent.errors.push(e);
+      f.done(f.errors);
+      f = parent;
     }
+  }
+
+  /** This context's own part of the disposal; `undefined` when it was all synchronous. */
+  #disposeOwn(errors: unknown[], deadline: number): Promise<void> | undefined {
+    const x = this._extra;
+    const waits = x !== undefined && x.inflight !== undefined && x.inflight.size > 0;
+    if (!waits && !this.#hasOwnWork()) {
+      this.#release();
+      return undefined;
+    }
+    return this.#disposeOwnAsync(errors, deadline);
+  }
+
+  async #disposeOwnAsync(errors: unknown[], deadline: number): Promise<void> {
+    const x = this._extra;
+    if (x !== undefined) await this.#quiesce(x, errors, deadline);
     if (this.#cleanups !== undefined) await this.#cleanups.drain(errors);
-    const owned = this.#ownedDisposables();
-    for (let i = owned.length - 1; i >= 0; i--) {
-      const v = owned[i];
-      await settle(() => disposeValue(v), errors);
-    }
+    await this.#disposeLocals(errors);
     const cont = this._container;
     this._container = undefined;
     if (cont !== undefined) await settle(() => cont.unbindAllAsync(), errors);
     this.#release();
-    throwCollected(errors, this.describe());
   }
 
   /**
-   * The disposable values this context owns, oldest first: its own locals implementing
-   * `Symbol.asyncDispose` / `Symbol.dispose`, each object once, skipping any object that
-   * an ancestor holds as a local or the server holds as a global, inserted or made by
-   * `server.container` (the same object re-inserted here is borrowed, not owned: its
-   * owner disposes it).
+   * Awaits the in-flight work tracked here (including work tracked while waiting), until
+   * the deadline; then gives every awaited work up and names the ones still running.
    */
-  #ownedDisposables(): (AsyncDisposable | Disposable)[] {
-    const owned: (AsyncDisposable | Disposable)[] = [];
-    const locals = this._locals;
-    if (locals === undefined) return owned;
-    for (const e of locals.values()) {
-      const v = e.value;
-      if (!isDisposable(v) || owned.includes(v) || this.#heldAbove(v)) continue;
-      owned.push(v);
+  async #quiesce(x: Extra, errors: unknown[], deadline: number): Promise<void> {
+    const set = x.inflight;
+    if (set === undefined || set.size === 0) {
+      x.quiesced = true;
+      return;
     }
-    return owned;
+    const seen = new Set<InFlight>();
+    const done = new Set<InFlight>();
+    let timedOut = false;
+    for (;;) {
+      const waits: Promise<unknown>[] = [];
+      for (const w of set) {
+        if (seen.has(w)) continue;
+        seen.add(w);
+        let settled: Promise<unknown>;
+        try {
+          settled = Promise.resolve(w.settled);
+        } catch (err) {
+          settled = Promise.reject(err);
+        }
+        const mark = (): void => void done.add(w);
+        waits.push(settled.then(mark, mark));
+      }
+      if (waits.length === 0) break;
+      const left = deadline - performance.now();
+      if (left <= 0 || !(await within(Promise.all(waits), left))) {
+        timedOut = true;
+        break;
+      }
+    }
+    x.quiesced = true;
+    if (timedOut) {
+      for (const w of seen) {
+        if (!done.has(w)) errors.push(new DisposeTimeoutError(labelOf(w), this.describe(), this.server.options.disposeTimeoutMs));
+      }
+    }
+    for (const w of seen) {
+      try {
+        w.giveUp?.();
+      } catch (err) {
+        collect(err, errors);
+      }
+    }
   }
 
-  #heldAbove(v: unknown): boolean {
-    for (let c = this.parent; c !== undefined; c = c.parent) {
-      const ls = c._locals;
-      if (ls !== undefined) for (const e of ls.values()) if (e.value === v) return true;
+  /**
+   * Disposes the disposable locals this context is the last holder of, newest first:
+   * never a global, never an object `server.container` made, never one another live
+   * context still holds, never one polestar already disposed.
+   */
+  async #disposeLocals(errors: unknown[]): Promise<void> {
+    const locals = this._locals;
+    if (locals === undefined || !this._mayOwn) return;
+    const entries = [...locals.values()];
+    const server = this.server;
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const e = entries[i];
+      if (!e.counted) continue;
+      e.counted = false;
+      const v = e.value as object;
+      if (server._unhold(v) > 0 || server._isServerValue(v) || !server._claimDisposal(v)) continue;
+      await settle(() => disposeValue(v), errors);
     }
-    for (const e of this.server._globals.values()) if (e.value === v) return true;
-    return this.server._containerValues.has(v as object);
+  }
+
+  #release(): void {
+    this.#unlink();
+    this._locals = undefined;
+    this._views = undefined;
+    this.#outputs = undefined;
+    this.#cleanups = undefined;
+    const x = this._extra;
+    if (x !== undefined) {
+      x.inflight = undefined;
+      x.prelude = undefined;
+      x.quiesced = true;
+    }
+  }
+
+  /** Leaves the parent's child list (or the server's roots). Idempotent. */
+  #unlink(): void {
+    const p = this.parent;
+    if (p === undefined) {
+      this.server._forget(this);
+      return;
+    }
+    const prev = this._prev;
+    const next = this._next;
+    if (next !== undefined) next._prev = prev;
+    else if (p._last === this) p._last = prev;
+    if (prev !== undefined) prev._next = next;
+    this._prev = undefined;
+    this._next = undefined;
   }
 }
 
 const RESOLVED: Promise<void> = Promise.resolve();
 
+function noop(): void {
+  // intentionally empty
+}
+
+/** Resolves `true` when `p` settles within `ms`, `false` when the time runs out first. */
+function within(p: Promise<unknown>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const t = setTimeout(() => resolve(false), ms);
+    p.then(() => {
+      clearTimeout(t);
+      resolve(true);
+    });
+  });
+}
+
+function labelOf(w: InFlight): string {
+  try {
+    return String(w.label);
+  } catch {
+    return 'in-flight work';
+  }
+}
+
+/** @internal Reads `{ parentFilter }` once and validates it. */
+export function readChildOptions(options: unknown, call: string): ParentFilter | undefined {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`${call}: options must be an object such as { parentFilter }, got ${describeValue(options)}.`);
+  }
+  let f: unknown;
+  try {
+    f = (options as ChildOptions).parentFilter;
+  } catch (err) {
+    throw new TypeError(`${call}: reading options.parentFilter threw (${errorText(err)}).`, { cause: err });
+  }
+  if (f === undefined || f instanceof ParentFilter) return f;
+  throw new TypeError(
+    `${call}: parentFilter must be made by ParentFilter.allowOnly([...]) or ParentFilter.allowAllExcept([...]), got ${describeValue(f)}.`,
+  );
+}
+
+function readCleanupOptions(options: unknown): boolean {
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`onDispose(fn, options): options must be an object such as { concurrent: true }, got ${describeValue(options)}.`);
+  }
+  let c: unknown;
+  try {
+    c = (options as CleanupOptions).concurrent;
+  } catch (err) {
+    throw new TypeError(`onDispose(fn, options): reading options.concurrent threw (${errorText(err)}).`, { cause: err });
+  }
+  if (c === undefined || typeof c === 'boolean') return c === true;
+  throw new TypeError(`onDispose(fn, { concurrent }): concurrent must be a boolean, got ${describeValue(c)}.`);
+}
+
 function safeName(t: unknown): string {
-  return typeof t === 'function' || typeof t === 'symbol' ? nameOf(t as Token) : String(t);
+  return typeof t === 'function' || typeof t === 'symbol' ? nameOf(t as Token) : describeValue(t);
 }
 
 /**
  * How a scope key reads in messages: its own `toString()` when its class defines one
  * (an `Agent` reads `agent "researcher"`), else `scope <id | name | class name>`.
+ * Never throws.
  */
 function scopeLabel(key: object): string {
-  const own = (key as { toString?: unknown }).toString;
-  if (typeof own === 'function' && own !== Object.prototype.toString && own !== Function.prototype.toString) {
-    try {
-      return String(key);
-    } catch {
-      // fall through to the structural label
+  try {
+    const own = (key as { toString?: unknown }).toString;
+    if (typeof own === 'function' && own !== Object.prototype.toString && own !== Function.prototype.toString) {
+      try {
+        return String(key);
+      } catch {
+        // fall through to the structural label
+      }
     }
+    const id = (key as { id?: unknown }).id;
+    if (typeof id === 'string') return `scope ${id}`;
+    const n = (key as { name?: unknown }).name;
+    if (typeof n === 'string' && n) return `scope ${n}`;
+    return `scope ${(key.constructor as { name?: string } | undefined)?.name ?? 'object'}`;
+  } catch {
+    return 'scope <a key that refuses inspection>';
   }
-  const id = (key as { id?: unknown }).id;
-  if (typeof id === 'string') return `scope ${id}`;
-  const n = (key as { name?: unknown }).name;
-  if (typeof n === 'string' && n) return `scope ${n}`;
-  return `scope ${(key.constructor as { name?: string } | undefined)?.name ?? 'object'}`;
 }
 
 function readConflict(t: Token, ctx: SystemContext): ParamError {

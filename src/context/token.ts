@@ -26,7 +26,11 @@ export type Token<T = unknown> = Class<T> | TokenSymbol<T>;
 /** The value type named by a token. */
 export type TokenValue<K> = K extends Class<infer T> ? T : K extends TokenSymbol<infer T> ? T : never;
 
-const madeTokens = new Set<symbol>();
+/**
+ * The symbols made by {@link token}. A `WeakSet`: symbols made by `Symbol(name)` are
+ * valid weak keys (Node 20+), so a token nobody references any more can be collected.
+ */
+const madeTokens = new WeakSet<object>();
 
 /**
  * Makes a new token for an interface or a primitive.
@@ -44,14 +48,20 @@ export function token<T>(name: string): TokenSymbol<T> {
     throw new TypeError(`token(name) needs a non-empty string name, got ${describeValue(name)}.`);
   }
   const sym = Symbol(name) as TokenSymbol<T>;
-  madeTokens.add(sym);
+  madeTokens.add(sym as unknown as object);
   return sym;
 }
 
 /** True when `value` can be used as a token: a class, or a symbol made by {@link token}. */
 export function isToken(value: unknown): value is Token {
-  if (typeof value === 'function') return value.prototype !== undefined;
-  return typeof value === 'symbol' && madeTokens.has(value);
+  if (typeof value === 'symbol') return madeTokens.has(value as unknown as object);
+  if (typeof value !== 'function') return false;
+  try {
+    return value.prototype !== undefined;
+  } catch {
+    // A hostile proxy whose `prototype` read throws is not a usable token.
+    return false;
+  }
 }
 
 /**
@@ -66,7 +76,12 @@ export function tokenName(t: Token): string {
 /** @internal The name of a value already known to be a token. */
 export function nameOf(t: Token): string {
   if (typeof t === 'symbol') return t.description ?? 'token';
-  return t.name || '<anonymous class>';
+  try {
+    const n: unknown = t.name;
+    return typeof n === 'string' && n ? n : '<anonymous class>';
+  } catch {
+    return '<a class whose name can not be read>';
+  }
 }
 
 /** @internal Throws a TypeError naming `where` unless `value` is a token. */
@@ -99,11 +114,29 @@ function describeUnsafe(value: unknown): string {
       return `the string ${JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value)}`;
     case 'symbol':
       return `${String(value)} (a symbol not made by token())`;
-    case 'function':
-      return `the function ${value.name || '<anonymous>'} (arrow functions and methods are not classes)`;
+    case 'function': {
+      let n: unknown;
+      try {
+        n = (value as { name?: unknown }).name;
+      } catch {
+        return 'a function whose name can not be read (a proxy?)';
+      }
+      return `the function ${typeof n === 'string' && n ? n : '<anonymous>'} (arrow functions and methods are not classes)`;
+    }
     case 'object': {
-      const ctor = (value as object).constructor as { name?: string } | undefined;
-      return `an object (${ctor?.name ?? 'no prototype'})`;
+      let ctor: unknown;
+      try {
+        ctor = (value as object).constructor;
+      } catch {
+        return 'an object that refuses inspection (a proxy?)';
+      }
+      let n: unknown;
+      try {
+        n = typeof ctor === 'function' ? (ctor as { name?: unknown }).name : undefined;
+      } catch {
+        n = undefined;
+      }
+      return `an object (${typeof n === 'string' && n ? n : ctor === undefined ? 'no prototype' : 'unnamed class'})`;
     }
     default:
       return `the ${typeof value} ${String(value)}`;
@@ -118,8 +151,17 @@ function describeUnsafe(value: unknown): string {
  */
 export function tokenOfValue(value: unknown, call: string, explicit: string): Token {
   if (value !== null && typeof value === 'object') {
-    const ctor = (value as object).constructor;
-    if (typeof ctor === 'function' && ctor !== Object && ctor.prototype !== undefined) return ctor as Token;
+    let ctor: unknown;
+    try {
+      ctor = (value as object).constructor;
+    } catch (err) {
+      throw new TypeError(
+        `${call}: reading the class (constructor) of ${describeValue(value)} threw (${errorText(err)}); ` +
+          `pass a token explicitly: ${explicit} with const MY_TOKEN = token<T>('MY_TOKEN').`,
+        { cause: err },
+      );
+    }
+    if (isToken(ctor) && ctor !== Object) return ctor;
     const what = ctor === Object ? 'a plain object' : describeValue(value);
     throw new TypeError(
       `${call}: ${what} has no class of its own to use as its token; ` +
@@ -127,13 +169,24 @@ export function tokenOfValue(value: unknown, call: string, explicit: string): To
     );
   }
   if (typeof value === 'function') {
+    const name = describeValue(value);
     throw new TypeError(
-      `${call}: got ${value.prototype !== undefined ? `the class ${value.name || '<anonymous>'} itself` : describeValue(value)}, not an instance; ` +
-        `pass an instance (new ${value.name || 'MyClass'}()) or an explicit token: ${explicit}.`,
+      `${call}: got ${isToken(value) ? `the class ${nameOf(value)} itself` : name}, not an instance; ` +
+        `pass an instance (new ${isToken(value) ? nameOf(value) : 'MyClass'}()) or an explicit token: ${explicit}.`,
     );
   }
   throw new TypeError(
     `${call}: ${describeValue(value)} has no class to use as its token; ` +
       `pass one explicitly: ${explicit} with const MY_TOKEN = token<T>('MY_TOKEN').`,
   );
+}
+
+/** @internal The message of a caught error, never throwing (for messages that quote a cause). */
+export function errorText(err: unknown): string {
+  try {
+    if (err instanceof Error) return String(err.message);
+    return typeof err === 'string' ? err : describeValue(err);
+  } catch {
+    return 'an error that refuses inspection';
+  }
 }

@@ -1,3 +1,3 @@
 // Ownership: LIFO cleanups, memoized async disposal, AggregateError collection.
 export { isDisposable } from './ownership.js';
-export type { Cleanup } from './ownership.js';
+export type { Cleanup, CleanupOptions } from './ownership.js';

@@ -9,10 +9,23 @@
 /** A cleanup: sync or async work run once when its owner is disposed. */
 export type Cleanup = () => unknown;
 
+/** Options of `ctx.onDispose(fn, options)`. */
+export interface CleanupOptions {
+  /**
+   * When true, this cleanup may run at the same time as the concurrent cleanups
+   * registered right before or after it: each maximal run of adjacent concurrent
+   * cleanups (in last-registered-first order) is started together and settles before
+   * the next cleanup starts. Default `false`: one at a time.
+   */
+  readonly concurrent?: boolean;
+}
+
 interface Slot {
   fn: Cleanup | undefined;
   /** Position in the stack; updated when the stack is compacted. */
   index: number;
+  /** Started together with its adjacent concurrent neighbours. */
+  concurrent: boolean;
 }
 
 /**
@@ -37,8 +50,8 @@ export class Ownership {
   }
 
   /** Pushes `fn`; the returned function unregisters it without running it. */
-  add(fn: Cleanup): () => void {
-    const slot: Slot = { fn, index: this.#stack.length };
+  add(fn: Cleanup, concurrent = false): () => void {
+    const slot: Slot = { fn, index: this.#stack.length, concurrent };
     this.#stack.push(slot);
     this.#live++;
     return () => {
@@ -64,11 +77,14 @@ export class Ownership {
 
   /**
    * Runs every cleanup, last registered first, awaiting each; pushes failures to
-   * `errors`. Cleanups registered while draining run too.
+   * `errors`. Each maximal run of adjacent concurrent cleanups is started together
+   * (still last registered first) and settles before the next cleanup starts.
+   * Cleanups registered while draining run too.
    */
   async drain(errors: unknown[]): Promise<void> {
-    while (this.#stack.length > 0) {
-      const slot = this.#stack.pop();
+    const stack = this.#stack;
+    while (stack.length > 0) {
+      const slot = stack.pop();
       if (slot === undefined) {
         this.#holes--;
         continue;
@@ -76,7 +92,26 @@ export class Ownership {
       const fn = slot.fn as Cleanup;
       slot.fn = undefined;
       this.#live--;
-      await settle(fn, errors);
+      if (!slot.concurrent) {
+        await settle(fn, errors);
+        continue;
+      }
+      const batch: Promise<void>[] = [settle(fn, errors)];
+      while (stack.length > 0) {
+        const next = stack[stack.length - 1];
+        if (next === undefined) {
+          stack.pop();
+          this.#holes--;
+          continue;
+        }
+        if (!next.concurrent) break;
+        stack.pop();
+        const f = next.fn as Cleanup;
+        next.fn = undefined;
+        this.#live--;
+        batch.push(settle(f, errors));
+      }
+      await Promise.all(batch);
     }
     this.#holes = 0;
   }
@@ -88,13 +123,41 @@ export async function settle(fn: Cleanup, errors: unknown[]): Promise<void> {
     const r = fn();
     if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') await r;
   } catch (err) {
-    if (err instanceof AggregateError && (err as { polestarDisposal?: boolean }).polestarDisposal) errors.push(...err.errors);
-    else errors.push(err);
+    collect(err, errors);
   }
 }
 
-/** True when `value` implements `Symbol.asyncDispose` or `Symbol.dispose`. */
+/** @internal Records `err`, flattening a polestar disposal's AggregateError. Never throws. */
+export function collect(err: unknown, errors: unknown[]): void {
+  let flat: unknown[] | undefined;
+  try {
+    if (err instanceof AggregateError && (err as { polestarDisposal?: boolean }).polestarDisposal) flat = err.errors;
+  } catch {
+    flat = undefined;
+  }
+  if (flat !== undefined) errors.push(...flat);
+  else errors.push(err);
+}
+
+/**
+ * True when `value` implements `Symbol.asyncDispose` or `Symbol.dispose`. Never throws:
+ * a value whose lookup throws (a revoked proxy, a strict mock) is reported as not
+ * disposable.
+ */
 export function isDisposable(value: unknown): value is AsyncDisposable | Disposable {
+  try {
+    return probeDisposable(value);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * @internal Whether `value` implements `Symbol.asyncDispose` or `Symbol.dispose`;
+ * rethrows whatever the lookup throws (a revoked proxy, a strict mock), so the caller can
+ * refuse the value before storing it.
+ */
+export function probeDisposable(value: unknown): value is AsyncDisposable | Disposable {
   if (value === null || (typeof value !== 'object' && typeof value !== 'function')) return false;
   return (
     typeof (value as AsyncDisposable)[Symbol.asyncDispose] === 'function' ||
@@ -102,22 +165,38 @@ export function isDisposable(value: unknown): value is AsyncDisposable | Disposa
   );
 }
 
-/** @internal Disposes a value through `Symbol.asyncDispose`, else `Symbol.dispose`. */
-export function disposeValue(value: AsyncDisposable | Disposable): unknown {
+/**
+ * @internal Disposes a value through `Symbol.asyncDispose`, else `Symbol.dispose`; a
+ * value that no longer has either is left alone. Throws (or rejects) with whatever the
+ * lookup or the disposer throws: callers run it through {@link settle}.
+ */
+export function disposeValue(value: unknown): unknown {
   const a = (value as AsyncDisposable)[Symbol.asyncDispose];
   if (typeof a === 'function') return a.call(value);
-  return (value as Disposable)[Symbol.dispose]();
+  const d = (value as Disposable)[Symbol.dispose];
+  if (typeof d === 'function') return d.call(value);
+  return undefined;
 }
 
 /**
- * @internal Throws one AggregateError for the collected errors, if any.
- * The error is tagged so that an owner collecting a child's failure flattens it.
+ * @internal One AggregateError for the collected errors, tagged so that an owner
+ * collecting a child's failure flattens it.
  */
-export function throwCollected(errors: unknown[], what: string): void {
-  if (errors.length === 0) return;
-  const err = new AggregateError(errors, `${errors.length} error(s) while disposing ${what}: ${errors
-    .map((e) => (e instanceof Error ? e.message : String(e)))
-    .join('; ')}`);
+export function collected(errors: unknown[], what: string): AggregateError {
+  const err = new AggregateError(errors, `${errors.length} error(s) while disposing ${what}: ${errors.map(messageOf).join('; ')}`);
   Object.defineProperty(err, 'polestarDisposal', { value: true });
-  throw err;
+  return err;
+}
+
+/** @internal Throws {@link collected} for the collected errors, if any. */
+export function throwCollected(errors: unknown[], what: string): void {
+  if (errors.length > 0) throw collected(errors, what);
+}
+
+function messageOf(e: unknown): string {
+  try {
+    return e instanceof Error ? String(e.message) : String(e);
+  } catch {
+    return 'an error that refuses inspection';
+  }
 }

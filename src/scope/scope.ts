@@ -2,7 +2,8 @@
  * Registration scopes: a child context tagged with a key. Registries read the tag with
  * `scopeOf` to choose the layer a registration belongs to.
  */
-import { SystemContext } from '../context/system-context.js';
+import { readChildOptions, SystemContext } from '../context/system-context.js';
+import type { ParentFilter } from '../context/parent-filter.js';
 import { describeValue } from '../context/token.js';
 
 /** A registration scope made by {@link createScope}. */
@@ -21,15 +22,27 @@ export interface Scope<K extends object = object> {
   readonly rawDispose: () => Promise<void>;
 }
 
+/** Options of {@link createScope}. */
+export interface ScopeOptions {
+  /** Gates every `Res` walk that crosses from the scope context to `ctx` (SPEC §10.4). Default: no filter. */
+  readonly parentFilter?: ParentFilter;
+}
+
 /**
  * Makes a registration scope under `ctx`: a child context (so `Res` still walks to
- * `ctx`), owned by `ctx` (disposing `ctx` disposes the scope) and tagged with `key`.
- * Registrations made through `scope.ctx` belong to the layer of `key`.
+ * `ctx`, as `options.parentFilter` allows), owned by `ctx` (disposing `ctx` disposes the
+ * scope) and tagged with `key`. Registrations made through `scope.ctx` belong to the
+ * layer of `key`.
+ *
+ * A key is *live* from `createScope` until its scope's disposal starts: `createScope`
+ * with a key that is already live throws a TypeError (after that, the key may be used
+ * again).
  *
  * @param ctx - the owner context.
  * @param key - a non-null object or function, compared by identity.
+ * @param options - `parentFilter`.
  */
-export function createScope<K extends object>(ctx: SystemContext, key: K): Scope<K> {
+export function createScope<K extends object>(ctx: SystemContext, key: K, options?: ScopeOptions): Scope<K> {
   if (!(ctx instanceof SystemContext)) {
     throw new TypeError(`createScope(ctx, key): ctx must be a SystemContext, got ${describeValue(ctx)}.`);
   }
@@ -37,7 +50,18 @@ export function createScope<K extends object>(ctx: SystemContext, key: K): Scope
     throw new TypeError(`createScope(ctx, key): key must be a non-null object or function, got ${describeValue(key)}.`);
   }
   ctx._live('createScope()');
-  const scoped = ctx._adopt(new SystemContext(ctx.server, ctx, key));
+  const filter = options === undefined ? undefined : readChildOptions(options, 'createScope(ctx, key, options)');
+  const server = ctx.server;
+  const live = server._scopeCtx(key);
+  if (live !== undefined) {
+    throw new TypeError(
+      `createScope(ctx, key): the key ${describeValue(key)} is already live: the scope of the ${live.describe()} uses it ` +
+        `and its disposal has not started. Use a new key object per scope, or dispose that scope first.`,
+    );
+  }
+  const scoped = ctx._adopt(new SystemContext(server, ctx, key, filter));
+  scoped._x().scopeRoot = true;
+  server._scopeBegan(key, scoped);
   let raw: Promise<void> | undefined;
   const rawDispose = (): Promise<void> => {
     if (raw === undefined) raw = scoped.dispose();

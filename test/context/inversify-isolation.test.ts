@@ -23,7 +23,7 @@ class RegionClient {
   constructor(@inject(REGION) readonly region: string) {}
 }
 
-async function serverWithDb() {
+async function serverWithDb(configure?: (server: Server) => void) {
   const deactivations: Db[] = [];
   const server = new Server();
   server.container
@@ -34,6 +34,8 @@ async function serverWithDb() {
       db.closed++;
       deactivations.push(db);
     });
+  // SPEC §10.7: server.container is read-only after finish(), so bindings and hooks go here.
+  configure?.(server);
   await server.finish();
   const agent = server.createContext();
   const session = agent.child();
@@ -99,12 +101,13 @@ describe('hazard 2: a child wrapping a parent singleton for everyone', () => {
   });
 
   test('polestar: a context can only shadow, for itself and its descendants; the singleton is activated once, unwrapped, by the server', async () => {
-    const { server, session } = await serverWithDb();
     let activations = 0;
-    server.container.onActivation(Db, (_ctx, db) => {
-      activations++;
-      return db;
-    });
+    const { server, session } = await serverWithDb((s) =>
+      s.container.onActivation(Db, (_ctx, db) => {
+        activations++;
+        return db;
+      }),
+    );
     const turn = session.child();
     const wrapped = Object.assign(new Db(), { wrapped: true });
     turn.insert(Db, wrapped);
@@ -170,7 +173,14 @@ describe('hazard 4: tearing down a child container tears down what the parent ow
   });
 
   test('polestar: disposing contexts (with any locals, shadows and cleanups) never runs deactivation of server singletons and never disposes a global', async () => {
-    const { server, agent, session, deactivations } = await serverWithDb();
+    @injectable()
+    class Conn {
+      closed = 0;
+      [Symbol.dispose]() {
+        this.closed++;
+      }
+    }
+    const { server, agent, session, deactivations } = await serverWithDb((s) => s.container.bind(Conn).toSelf().inSingletonScope());
     const globalDisposed: string[] = [];
     class Pool {
       [Symbol.dispose]() {
@@ -199,14 +209,6 @@ describe('hazard 4: tearing down a child container tears down what the parent ow
       turn.onDispose(() => undefined);
       await turn.dispose();
     }
-    @injectable()
-    class Conn {
-      closed = 0;
-      [Symbol.dispose]() {
-        this.closed++;
-      }
-    }
-    server.container.bind(Conn).toSelf().inSingletonScope();
     const conn = session.get(Conn);
     const holder = session.child();
     holder.insert(conn);

@@ -210,7 +210,8 @@ export class SystemContext implements AsyncDisposable {
 
   /** @internal Whether the disposal of this context or of an ancestor has started. */
   _disposalStarted(): boolean {
-    for (let c: SystemContext | undefined = this; c !== undefined; c = c.parent) {
+    if (this._state !== LIVE || this.#disposal !== undefined) return true;
+    for (let c = this.parent; c !== undefined; c = c.parent) {
       if (c._state !== LIVE || c.#disposal !== undefined) return true;
     }
     return false;
@@ -396,15 +397,13 @@ export class SystemContext implements AsyncDisposable {
   _findEntry(t: Token): ResourceEntry | undefined {
     const own = this._locals?.get(t);
     if (own !== undefined) return own;
-    let c: SystemContext = this;
-    for (;;) {
-      const f = c._filter;
-      if (f !== undefined && !f.allows(t)) break;
-      const p = c.parent;
-      if (p === undefined) break;
+    let f = this._filter;
+    let p = this.parent;
+    while (p !== undefined && (f === undefined || f.allows(t))) {
       const e = p._locals?.get(t);
       if (e !== undefined) return e;
-      c = p;
+      f = p._filter;
+      p = p.parent;
     }
     return this.server._globals.get(t);
   }
@@ -458,23 +457,7 @@ export class SystemContext implements AsyncDisposable {
    * `ResourceNotFound`.
    */
   _missing(t: Token): ParamError {
-    for (let c: SystemContext | undefined = this; c !== undefined; c = c.parent) {
-      const f = c._filter;
-      if (f === undefined || f.allows(t)) continue;
-      for (let a = c.parent; a !== undefined; a = a.parent) {
-        if (a._locals?.has(t)) {
-          const here = c === this ? `this ${this.describe()}` : `the ${c.describe()} above this ${this.describe()}`;
-          return new ParamError(
-            'ResourceOutOfScope',
-            t,
-            `the ${a.describe()} holds it, but the parent filter ${String(f)} on ${here} blocks it (and no global has it); ` +
-              `to let it through, ${f._fix(t)}, or insert it into a context below the filter or as a global`,
-          );
-        }
-      }
-      break;
-    }
-    return new ParamError('ResourceNotFound', t, notFoundHint(t, this));
+    return missingError(this, t);
   }
 
   /**
@@ -628,17 +611,15 @@ export class SystemContext implements AsyncDisposable {
    * its scope key's liveness. Contexts already marked were reached by an earlier start.
    */
   #walk(mark: boolean, errors: unknown[]): void {
-    let stack: SystemContext[] | undefined;
+    const stack: SystemContext[] = [this];
     let reached: SystemContext[] | undefined;
-    let n: SystemContext | undefined = this;
-    while (n !== undefined) {
-      if (n._state === LIVE) {
-        if (mark) n._state = DISPOSED;
-        const x = n._extra;
-        if (x !== undefined && !x.aborted) (reached ??= []).push(n);
-        for (let c = n._last; c !== undefined; c = c._prev) (stack ??= []).push(c);
-      }
-      n = stack?.pop();
+    while (stack.length > 0) {
+      const n = stack.pop() as SystemContext;
+      if (n._state !== LIVE) continue;
+      if (mark) n._state = DISPOSED;
+      const x = n._extra;
+      if (x !== undefined && !x.aborted) (reached ??= []).push(n);
+      for (let c = n._last; c !== undefined; c = c._prev) stack.push(c);
     }
     if (reached === undefined) return;
     // Every context is marked before any abort runs: an abort listener sees the whole subtree disposed.
@@ -899,6 +880,31 @@ function readCleanupOptions(options: unknown): boolean {
   }
   if (c === undefined || typeof c === 'boolean') return c === true;
   throw new TypeError(`onDispose(fn, { concurrent }): concurrent must be a boolean, got ${describeValue(c)}.`);
+}
+
+/**
+ * The error for a `Res` miss from `ctx`: `ResourceOutOfScope` when a parent filter on
+ * the walk blocked the token and an ancestor above that filter holds it, else
+ * `ResourceNotFound`.
+ */
+function missingError(ctx: SystemContext, t: Token): ParamError {
+  for (let c: SystemContext | undefined = ctx; c !== undefined; c = c.parent) {
+    const f = c._filter;
+    if (f === undefined || f.allows(t)) continue;
+    for (let a = c.parent; a !== undefined; a = a.parent) {
+      if (a._locals?.has(t)) {
+        const here = c === ctx ? `this ${ctx.describe()}` : `the ${c.describe()} above this ${ctx.describe()}`;
+        return new ParamError(
+          'ResourceOutOfScope',
+          t,
+          `the ${a.describe()} holds it, but the parent filter ${String(f)} on ${here} blocks it (and no global has it); ` +
+            `to let it through, ${f._fix(t)}, or insert it into a context below the filter or as a global`,
+        );
+      }
+    }
+    break;
+  }
+  return new ParamError('ResourceNotFound', t, notFoundHint(t, ctx));
 }
 
 function safeName(t: unknown): string {

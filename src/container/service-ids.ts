@@ -25,23 +25,26 @@ const labels: Record<DerivedKind, string> = {
   optionalOut: 'Out?',
 };
 
-const byKind = new Map<DerivedKind, Map<Token, symbol>>();
-const derived = new Map<symbol, DerivedId>();
+// Weak both ways (symbols made by Symbol() are weak keys on Node 20+): a token, and the
+// derived id minted for it, can be collected once nothing else references them.
+const byKind = new Map<DerivedKind, WeakMap<object, symbol>>();
+const derived = new WeakMap<object, DerivedId>();
 
 /** @internal The private service id of (kind, token), made once. */
 export function derivedId(kind: DerivedKind, t: Token): symbol {
   let m = byKind.get(kind);
-  if (m === undefined) byKind.set(kind, (m = new Map()));
-  let id = m.get(t);
+  if (m === undefined) byKind.set(kind, (m = new WeakMap()));
+  const key = t as unknown as object;
+  let id = m.get(key);
   if (id === undefined) {
     id = Symbol(`polestar:${labels[kind]}<${nameOf(t)}>`);
-    m.set(t, id);
-    derived.set(id, { kind, token: t });
+    m.set(key, id);
+    derived.set(id as unknown as object, { kind, token: t });
   }
   return id;
 }
 
 /** @internal What a derived service id stands for; `undefined` for any other id. */
 export function derivedOf(id: unknown): DerivedId | undefined {
-  return typeof id === 'symbol' ? derived.get(id) : undefined;
+  return typeof id === 'symbol' ? derived.get(id as unknown as object) : undefined;
 }

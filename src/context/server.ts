@@ -521,10 +521,9 @@ export class Server implements AsyncDisposable {
     this.#phase = 'disposed';
     const errors: unknown[] = [];
     if (this.#finishing !== undefined) await this.#finishing.catch(() => undefined);
+    // One root after another, newest first: an older root (and its signal) stays live
+    // while a newer one is disposed.
     const roots = [...this._roots];
-    // Every context's disposal starts now: signals and in-flight work are aborted at
-    // once, then the roots are disposed one after another, newest first.
-    for (let i = roots.length - 1; i >= 0; i--) roots[i]._markTree(errors);
     for (let i = roots.length - 1; i >= 0; i--) await settle(() => roots[i].dispose(), errors);
     for (let i = this.#built.length - 1; i >= 0; i--) {
       const p = this.#built[i];

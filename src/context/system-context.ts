@@ -583,15 +583,6 @@ export class SystemContext implements AsyncDisposable {
     return this.dispose();
   }
 
-  /**
-   * @internal Starts the disposal of this subtree synchronously: marks every live
-   * context in it disposed, then aborts their signals and in-flight work and ends their
-   * scope keys' liveness. Errors thrown by in-flight `abort` go to `errors`.
-   */
-  _markTree(errors: unknown[] = []): void {
-    this.#walk(true, errors);
-  }
-
   async #run(errors: unknown[], deadline: number): Promise<void> {
     const x = this._extra;
     const prelude = x?.prelude;

@@ -127,16 +127,17 @@ describe('ctx.signal', () => {
     await s.dispose();
   });
 
-  test('server.dispose() aborts every context at once, then disposes the roots newest first', async () => {
+  test('server.dispose() disposes the roots newest first: an older root’s signal is aborted only when its own disposal starts', async () => {
     const s = await server();
     const a = s.createContext();
     const b = s.createContext();
     const log: string[] = [];
-    a.onDispose(() => void log.push(`a cleanup (b aborted: ${b.signal.aborted})`));
     const sa = a.signal;
-    b.onDispose(() => void log.push(`b cleanup (a aborted: ${sa.aborted})`));
+    const sb = b.signal;
+    a.onDispose(() => void log.push(`a cleanup (a aborted: ${sa.aborted})`));
+    b.onDispose(() => void log.push(`b cleanup (a aborted: ${sa.aborted}, b aborted: ${sb.aborted})`));
     await s.dispose();
-    expect(log).toEqual(['b cleanup (a aborted: true)', 'a cleanup (b aborted: true)']);
+    expect(log).toEqual(['b cleanup (a aborted: false, b aborted: true)', 'a cleanup (a aborted: true)']);
   });
 });
 

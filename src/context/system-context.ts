@@ -186,6 +186,7 @@ export class SystemContext implements AsyncDisposable {
     return this._extra?.prelude;
   }
 
+  /** @internal Sets the prelude (see the getter). */
   set _prelude(fn: Cleanup | undefined) {
     if (fn === undefined && this._extra === undefined) return;
     this._x().prelude = fn;

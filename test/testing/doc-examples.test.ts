@@ -15,6 +15,7 @@ const SOURCES = [
   'src/agents/agents.ts',
   'src/agents/agent.ts',
   'src/agents/session.ts',
+  'docs/testing.md',
 ];
 
 const blocks: DocBlock[] = SOURCES.flatMap(extractBlocks);
@@ -28,8 +29,14 @@ test('every example type-checks', () => {
   expect(typeCheck(blocks)).toEqual([]);
 });
 
+// A block that declares its own tests (the guide's blocks are complete test files) is
+// imported now, while Jest collects tests, so its tests run as tests of this file; any
+// other block (a TSDoc example) runs as one test.
+const declaresTests = (b: DocBlock): boolean => /^test\(/m.test(b.code);
+for (const b of blocks.filter(declaresTests)) await import(b.file as string);
+
 describe('every example runs', () => {
-  test.each(blocks.map((b) => [b.where, b] as const))('%s', async (_where, block) => {
+  test.each(blocks.filter((b) => !declaresTests(b)).map((b) => [b.where, b] as const))('%s', async (_where, block) => {
     await import(block.file as string);
   });
 });

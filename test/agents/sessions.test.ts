@@ -7,6 +7,7 @@ import {
   Scratchpad,
   Session,
   openSession,
+  res,
   system,
 } from '../../src/index.js';
 import { agentServer } from './helpers.js';
@@ -91,5 +92,36 @@ describe('sessions and turns', () => {
     m.content = 'changed';
     expect(history.messages[0].content).toBe('a');
     expect(Object.isFrozen(history.messages[0])).toBe(true);
+  });
+});
+
+describe('openSession takes what Res(Agent) hands a system (SPEC 10.7)', () => {
+  // Type-level: these compile only because Res<Agent> is Agent (Readonly<Agent> lacks
+  // #private and was refused by openSession); each also runs.
+  test('function form', async () => {
+    const server = await agentServer();
+    const h = await server.createContext().get(Agents).create({ id: 'typed' });
+    const open = system([Res(Agent)], (agent) => openSession(agent));
+    const session = await h.agent.ctx.child().run(open);
+    const s: Session = session;
+    expect(s.ctx.parent).toBe(h.agent.ctx);
+    const optional = system([Res(Agent, { optional: true })], (agent) => (agent === undefined ? undefined : openSession(agent).agent));
+    expect(await h.agent.ctx.run(optional)).toBe(h.agent);
+    await server.dispose();
+  });
+
+  test('decorator form', async () => {
+    class Systems {
+      @system()
+      static open(@res(Agent) agent: Res<Agent>): Session {
+        return openSession(agent, { history: new ConversationHistory([{ role: 'user', content: 'hi' }]) });
+      }
+    }
+    const server = await agentServer();
+    const h = await server.createContext().get(Agents).create({ id: 'decorated' });
+    const session = await h.agent.ctx.run(Systems.open);
+    expect(session.history.length).toBe(1);
+    expect(session.agent).toBe(h.agent);
+    await server.dispose();
   });
 });

@@ -19,17 +19,23 @@ export interface DocBlock {
   file?: string;
 }
 
-/** The ```ts blocks of a source file's doc comments (or of a Markdown file). */
-export function extractBlocks(path: string): DocBlock[] {
+/**
+ * The ```ts blocks of a source file's doc comments (or of a Markdown file). For a Markdown
+ * file shared between rooms, `sections` keeps only the blocks under those `## ` headings.
+ */
+export function extractBlocks(path: string, sections?: readonly string[]): DocBlock[] {
   const text = readFileSync(join(ROOT, path), 'utf8');
   const markdown = path.endsWith('.md');
   const lines = text.split('\n');
   const blocks: DocBlock[] = [];
   let open: { line: number; body: string[] } | undefined;
+  let section = '';
   for (let i = 0; i < lines.length; i++) {
     const line = markdown ? lines[i] : lines[i].replace(/^\s*\* ?/, '');
     if (open === undefined) {
-      if (/^```ts\s*$/.test(line)) open = { line: i + 1, body: [] };
+      if (markdown && line.startsWith('## ')) section = line.slice(3).trim();
+      const wanted = sections === undefined || sections.includes(section);
+      if (wanted && /^```ts\s*$/.test(line)) open = { line: i + 1, body: [] };
     } else if (/^```\s*$/.test(line)) {
       blocks.push({ where: `${path}:${open.line}`, code: open.body.join('\n') + '\n' });
       open = undefined;

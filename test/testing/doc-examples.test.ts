@@ -1,5 +1,5 @@
-// Every ```ts example in the TSDoc of the testing kit and of the agents API, and in the
-// testing guide, compiles against polestar and runs (issue 13: the runSystem example did
+// Every ```ts example in the TSDoc of the testing kit and of the agents API, in the
+// testing guide and in the agents sections of docs/agents-scopes-registries.md, compiles against polestar and runs (issue 13: the runSystem example did
 // not compile and, at run time, silently dropped its argument; examples nobody compiles
 // rot unseen). Each block is a complete module importing from 'polestar-di' and
 // 'polestar-di/testing'; its `expect` calls are real assertions.
@@ -18,7 +18,13 @@ const SOURCES = [
   'docs/testing.md',
 ];
 
-const blocks: DocBlock[] = SOURCES.flatMap(extractBlocks);
+// The agents room's sections of the guide it shares with the registries room.
+const AGENT_SECTIONS = ['Agents', 'Subagents', 'Composition', 'Lifetimes'];
+
+const blocks: DocBlock[] = [
+  ...SOURCES.flatMap((s) => extractBlocks(s)),
+  ...extractBlocks('docs/agents-scopes-registries.md', AGENT_SECTIONS),
+];
 writeBlocks(blocks, join(ROOT, '.build/doc-examples'));
 
 test('the documented files have examples to check', () => {

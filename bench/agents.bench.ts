@@ -5,33 +5,27 @@
  *   scoped tools, a session and an open turn (running a tool call), created concurrently
  *   and then disposed with racing disposals: create+dispose throughput and heap per live
  *   agent.
- * - One agent lifecycle at a time (create with five scoped tools → session → turn →
- *   dispose), against the same shape in raw inversify (a child container per agent with
- *   five constant bindings, a session and a turn child container, unbound afterwards)
- *   and a bare `Map` floor (a map of five tools per agent id, set and deleted).
- * - Heap per live agent with five tools (no session), against inversify child
- *   containers and the `Map` floor.
+ * - One agent lifecycle at a time (create with five scoped tools → session → turn running
+ *   one tool call → dispose), with {@link RESIDENT} other agents alive, against the same
+ *   shape in raw inversify and the peers (bench/peers.ts) and a bare `Map` floor (a map of
+ *   five frozen tools per agent id, set, one tool body called, deleted).
+ * - Heap per live agent with five tools (no session), against inversify child containers
+ *   and the `Map` floor.
  *
- * Run alone: `npx tsc -p tsconfig.run.json && node --expose-gc .build/bench/agents.bench.js`.
+ * Run alone: `npm run build:run && node --expose-gc .build/bench/agents.bench.js [--quick]`.
  */
 import 'reflect-metadata';
 import { Container } from 'inversify';
 import { Agents, AgentsPlugin, Server, Tools, ToolsPlugin, openSession, type AgentHandle, type ToolDefinition } from '../src/index.js';
 import { runAgentsLoad } from '../test/fixtures/agents-load.js';
-import { runIfMain, type BenchReport, type BenchRow } from './report.js';
-
-const gc = (): void => {
-  const g = (globalThis as { gc?: () => void }).gc;
-  if (g !== undefined) for (let i = 0; i < 3; i++) g();
-};
-const heap = (): number => {
-  gc();
-  return process.memoryUsage().heapUsed;
-};
+import { budget, compare, settleHeap, type Contender } from './harness.js';
+import { LIFECYCLE_PEERS, RESIDENT, type LifecycleTool } from './peers.js';
+import { row, runIfMain, single, withLoad, type BenchReport, type BenchRow } from './report.js';
 
 const SCHEMA = { type: 'object', properties: { q: { type: 'string' } } };
 const NAMES = ['search', 'fetch', 'summarize', 'cite', 'note'];
-const defs: ToolDefinition[] = NAMES.map((n) => ({ name: n, description: n, parameters: SCHEMA, execute: () => n }));
+const defs: (ToolDefinition<{ q: string }> & LifecycleTool)[] = NAMES.map((n) => ({ name: n, description: n, parameters: SCHEMA, execute: (args: { q: string }) => `${n}:${args.q}` }));
+const CALL = Object.freeze({ callId: 'c1', name: 'search', arguments: Object.freeze({ q: 'x' }) });
 
 async function server(): Promise<Server> {
   const s = new Server();
@@ -40,77 +34,84 @@ async function server(): Promise<Server> {
   return s;
 }
 
-/** Median µs per op of `rounds` rounds of `n` sequential ops (after a warm-up round). */
-async function usPerOp(n: number, rounds: number, op: (i: number) => Promise<unknown>): Promise<number> {
-  for (let i = 0; i < Math.min(n, 500); i++) await op(i);
-  const samples: number[] = [];
-  for (let r = 0; r < rounds; r++) {
-    gc();
-    const t0 = performance.now();
-    for (let i = 0; i < n; i++) await op(i);
-    samples.push(((performance.now() - t0) * 1000) / n);
-  }
-  samples.sort((a, b) => a - b);
-  return samples[Math.floor(samples.length / 2)];
-}
+const setup = (ctx: Parameters<NonNullable<Parameters<Agents['create']>[0]['setup']>>[0]): void => {
+  const tools = ctx.get(Tools);
+  for (const d of defs) tools.register(d);
+};
 
-async function polestarLifecycle(warmSchema: boolean): Promise<number> {
+async function polestarLifecycle(warmSchema: boolean): Promise<{ run: (n: number) => Promise<number>; dispose: () => Promise<void> }> {
   const s = await server();
   const app = s.createContext();
   // With a live tool sharing the schema, the registry's interned ajv validator stays
   // compiled; without one, the last tool's disposal drops it and the next agent compiles again.
   if (warmSchema) app.get(Tools).register({ name: 'keep-warm', description: 'x', parameters: SCHEMA, execute: () => 'x' });
   const agents = app.get(Agents);
+  // Resident agents share the schema too, so the cold variant keeps none alive.
+  if (warmSchema) for (let i = 0; i < RESIDENT; i++) await agents.create({ id: `resident${i}`, setup });
   let k = 0;
-  const us = await usPerOp(2000, 5, async () => {
-    const h = await agents.create({
-      id: `a${k++}`,
-      setup: (ctx) => {
-        const tools = ctx.get(Tools);
-        for (const d of defs) tools.register(d);
-      },
-    });
-    const session = openSession(h.agent);
-    await session.turn((turn) => turn.get(Tools).get('search'));
-    await h.dispose();
-  });
-  await s.dispose();
-  return us;
+  return {
+    run: async (n) => {
+      let sink = 0;
+      for (let i = 0; i < n; i++) {
+        const h = await agents.create({ id: `a${k++}`, setup });
+        const session = openSession(h.agent);
+        const result = await session.turn((turn) => turn.get(Tools).execute(CALL));
+        if (!result.isError) sink++;
+        await h.dispose();
+      }
+      return sink;
+    },
+    dispose: () => s.dispose(),
+  };
+}
+
+function floorLifecycle(): (n: number) => Promise<number> {
+  const registry = new Map<string, Map<string, LifecycleTool>>();
+  const fill = (id: string): void => {
+    const tools = new Map<string, LifecycleTool>();
+    for (const d of defs) tools.set(d.name, Object.freeze({ ...d }));
+    registry.set(id, tools);
+  };
+  for (let i = 0; i < RESIDENT; i++) fill(`resident${i}`);
+  let j = 0;
+  return async (n) => {
+    let sink = 0;
+    for (let i = 0; i < n; i++) {
+      const id = `a${j++}`;
+      fill(id);
+      const tool = registry.get(id)?.get('search') as LifecycleTool;
+      sink += String(await tool.execute(CALL.arguments)).length;
+      registry.delete(id);
+    }
+    return sink;
+  };
 }
 
 async function lifecycleRows(): Promise<BenchRow[]> {
-  const polestar = await polestarLifecycle(true);
+  const warm = await polestarLifecycle(true);
   const cold = await polestarLifecycle(false);
-  const root = new Container();
-  const inversify = await usPerOp(2000, 5, async () => {
-    const agent = new Container({ parent: root });
-    for (const d of defs) agent.bind(d.name).toConstantValue(d);
-    const session = new Container({ parent: agent });
-    const turn = new Container({ parent: session });
-    turn.get('search');
-    await turn.unbindAll();
-    await session.unbindAll();
-    await agent.unbindAll();
-  });
-
-  const registry = new Map<string, Map<string, ToolDefinition>>();
-  let j = 0;
-  const floor = await usPerOp(2000, 5, async () => {
-    const id = `a${j++}`;
-    const tools = new Map<string, ToolDefinition>();
-    for (const d of defs) tools.set(d.name, Object.freeze({ ...d }));
-    registry.set(id, tools);
-    registry.get(id)?.get('search');
-    registry.delete(id);
-  });
-  return [
-    { metric: 'agent lifecycle (create, 5 tools, session, turn, dispose), one at a time', value: polestar, unit: 'µs/agent' },
-    { metric: 'same, when no other live tool shares the schema (validator from the released-schema cache)', value: cold, unit: 'µs/agent' },
-    { metric: 'same shape in raw inversify (child containers, 5 bindings, unbindAll)', value: inversify, unit: 'µs/agent' },
-    { metric: 'bare Map floor (5 frozen tools per id, set + delete)', value: floor, unit: 'µs/agent' },
-    { metric: 'polestar / inversify', value: polestar / inversify, unit: 'x' },
-    { metric: 'polestar / Map floor', value: polestar / floor, unit: 'x' },
+  const contenders: Contender[] = [
+    { name: 'polestar', run: warm.run },
+    { name: 'polestar-cold', run: cold.run },
+    { name: 'floor', run: floorLifecycle() },
+    ...LIFECYCLE_PEERS.map((p) => ({ name: p.name, run: p.lifecycles(defs) })),
   ];
+  const c = await compare(contenders);
+  await warm.dispose();
+  await cold.dispose();
+  const us = (name: string): { min: number; median: number; samples: readonly number[] } => {
+    const s = c.ns(name);
+    return { min: s.min / 1000, median: s.median / 1000, samples: s.samples.map((x) => x / 1000) };
+  };
+  const rows: BenchRow[] = [
+    row('lifecycle.polestar', `agent lifecycle (create with 5 scoped tools, session, turn running one tool call, dispose), ${RESIDENT} other agents alive`, 'µs/agent', us('polestar')),
+    row('lifecycle.polestar-cold', 'same, when no other live tool shares the schema (validator from the released-schema cache)', 'µs/agent', us('polestar-cold')),
+    row('lifecycle.floor', 'bare Map floor (5 frozen tools per id, set, call one body, delete)', 'µs/agent', us('floor')),
+  ];
+  for (const p of LIFECYCLE_PEERS) rows.push(row(`lifecycle.${p.name}`, `same shape in ${p.label}`, 'µs/agent', us(p.name)));
+  rows.push(row('lifecycle.polestar/floor', 'lifecycle: polestar / Map floor (same round)', 'x', c.ratio('polestar', 'floor'), { text: '<= 5', max: 5 }));
+  for (const p of LIFECYCLE_PEERS) rows.push(row(`lifecycle.${p.name}/polestar`, `lifecycle: ${p.name} / polestar (same round)`, 'x', c.ratio(p.name, 'polestar')));
+  return rows;
 }
 
 async function memoryRows(): Promise<BenchRow[]> {
@@ -118,82 +119,57 @@ async function memoryRows(): Promise<BenchRow[]> {
   const s = await server();
   const app = s.createContext();
   const agents = app.get(Agents);
-  const before = heap();
+  const before = await settleHeap();
   const handles: AgentHandle[] = [];
-  for (let i = 0; i < N; i++) {
-    handles.push(
-      await agents.create({
-        id: `m${i}`,
-        setup: (ctx) => {
-          const tools = ctx.get(Tools);
-          for (const d of defs) tools.register(d);
-        },
-      }),
-    );
-  }
-  const polestar = (heap() - before) / N;
+  for (let i = 0; i < N; i++) handles.push(await agents.create({ id: `m${i}`, setup }));
+  const polestar = ((await settleHeap()) - before) / N;
   await Promise.all(handles.map((h) => h.dispose()));
   handles.length = 0;
   await s.dispose();
 
   const root = new Container();
   const containers: Container[] = [];
-  const b2 = heap();
+  const b2 = await settleHeap();
   for (let i = 0; i < N; i++) {
     const c = new Container({ parent: root });
     for (const d of defs) c.bind(d.name).toConstantValue(d);
     containers.push(c);
   }
-  const inversify = (heap() - b2) / N;
+  const inversify = ((await settleHeap()) - b2) / N;
   containers.length = 0;
 
   const maps = new Map<string, Map<string, ToolDefinition>>();
-  const b3 = heap();
+  const b3 = await settleHeap();
   for (let i = 0; i < N; i++) {
     const tools = new Map<string, ToolDefinition>();
     for (const d of defs) tools.set(d.name, Object.freeze({ ...d }));
     maps.set(`m${i}`, tools);
   }
-  const floor = (heap() - b3) / N;
+  const floor = ((await settleHeap()) - b3) / N;
   maps.clear();
   return [
-    { metric: 'heap per live agent with 5 scoped tools', value: polestar, unit: 'bytes' },
-    { metric: 'heap per inversify child container with 5 bindings', value: inversify, unit: 'bytes' },
-    { metric: 'heap per Map of 5 frozen tools (floor)', value: floor, unit: 'bytes' },
+    single('heap.agent5', 'heap per live agent with 5 scoped tools', 'bytes', polestar),
+    single('heap.agent5.inversify', 'heap per inversify child container with 5 bindings', 'bytes', inversify),
+    single('heap.agent5.floor', 'heap per Map of 5 frozen tools (floor)', 'bytes', floor),
+  ];
+}
+
+async function loadRows(): Promise<BenchRow[]> {
+  const load = await runAgentsLoad(budget().name === 'quick' ? 2_000 : 10_000, 100);
+  const n = load.agents.toLocaleString('en-US');
+  return [
+    single('load.rate', `concurrent create+dispose, ${n} agents (5 tools, session, open turn, racing disposals)`, 'agents/s', load.agentsPerSecond),
+    single('load.create', `create phase (${n} concurrent)`, 'ms', load.createMs),
+    single('load.dispose', 'dispose phase (racing)', 'ms', load.disposeMs),
+    single('load.heap', 'heap per live agent (5 tools, session, open turn)', 'bytes', load.bytesPerLiveAgent, { text: '<= 16384', max: 16 * 1024 }),
+    single('load.growth', 'heap growth after disposing everything', 'KB', load.heapGrowth / 1024, { text: '<= 5120', max: 5 * 1024 }),
+    single('load.leaks', 'live registrations left after disposing everything (assertNoLeaks)', 'count', load.leaks.length, { text: '0', max: 0 }),
   ];
 }
 
 /** Runs the agents benchmark. */
-export async function run(): Promise<BenchReport> {
-  const load = await runAgentsLoad(10_000, 100);
-  const rows: BenchRow[] = [
-    {
-      metric: 'concurrent create+dispose, 10,000 agents (5 tools, session, open turn, racing disposals)',
-      value: load.agentsPerSecond,
-      unit: 'agents/s',
-      target: '> 2,000',
-      ok: load.agentsPerSecond > 2000,
-    },
-    { metric: 'create phase (10,000 concurrent)', value: load.createMs, unit: 'ms' },
-    { metric: 'dispose phase (racing)', value: load.disposeMs, unit: 'ms' },
-    {
-      metric: 'heap per live agent (5 tools, session, open turn)',
-      value: load.bytesPerLiveAgent,
-      unit: 'bytes',
-      target: '< 16 KB',
-      ok: load.bytesPerLiveAgent < 16 * 1024,
-    },
-    {
-      metric: 'heap growth after disposing everything',
-      value: load.heapGrowth / 1024,
-      unit: 'KB',
-      target: '< 5 MB',
-      ok: Math.abs(load.heapGrowth) < 5 * 1024 * 1024 && load.leaks.length === 0,
-    },
-    ...(await lifecycleRows()),
-    ...(await memoryRows()),
-  ];
-  return { name: 'agents', rows };
+export function run(): Promise<BenchReport> {
+  return withLoad('agents', async () => [...(await lifecycleRows()), ...(await loadRows()), ...(await memoryRows())]);
 }
 
 await runIfMain('agents.bench.js', run);

@@ -8,12 +8,13 @@
  * - Heap per agent scope holding five tools (scope context + five frozen records + the
  *   scope's layer); floor: a `Map` of five entries per scope.
  *
- * Run alone: `npx tsc -p tsconfig.run.json && node --expose-gc .build/bench/tools.bench.js`.
+ * Run alone: `npm run build:run && node --expose-gc .build/bench/tools.bench.js [--quick]`.
  */
 import 'reflect-metadata';
 import { Server, Tools, ToolsPlugin, createScope, type Scope, type ToolDefinition } from '../src/index.js';
-import { gc, nsPerOp } from './measure.js';
-import { runIfMain, type BenchReport, type BenchRow } from './report.js';
+import { RESIDENT } from './peers.js';
+import { compare, settleHeap } from './harness.js';
+import { row, runIfMain, single, withLoad, type BenchReport, type BenchRow } from './report.js';
 
 const params = { type: 'object', properties: { q: { type: 'string' } } };
 
@@ -39,29 +40,46 @@ async function visibleRows(): Promise<BenchRow[]> {
   const view = agent.ctx.get(Tools);
   if (view.visible(key).length !== 1020) throw new Error('bench setup: expected 1020 visible tools');
   let sink = 0;
-  const ns = await nsPerOp(1_000_000, 7, (n) => {
-    for (let i = 0; i < n; i++) sink += view.visible(key).length;
-  });
   const floorMap = new Map<object, readonly unknown[]>([[key, view.visible(key)]]);
-  const floor = await nsPerOp(1_000_000, 7, (n) => {
-    for (let i = 0; i < n; i++) sink += (floorMap.get(key) as unknown[]).length;
-  });
+  const c = await compare([
+    {
+      name: 'visible',
+      run: (n) => {
+        for (let i = 0; i < n; i++) sink += view.visible(key).length;
+      },
+    },
+    {
+      name: 'floor',
+      run: (n) => {
+        for (let i = 0; i < n; i++) sink += (floorMap.get(key) as unknown[]).length;
+      },
+    },
+  ]);
   // after a change the next call rebuilds once
-  const rebuild = await nsPerOp(200, 5, (n) => {
-    for (let i = 0; i < n; i++) {
-      const off = agent.ctx.get(Tools).register(def('churn'));
-      sink += view.visible(key).length;
-      off();
-    }
-  });
+  const rebuild = await compare([
+    {
+      name: 'rebuild',
+      run: (n) => {
+        for (let i = 0; i < n; i++) {
+          const off = agent.ctx.get(Tools).register(def('churn'));
+          sink += view.visible(key).length;
+          off();
+        }
+      },
+    },
+  ]);
   if (sink === 0) throw new Error('unreachable');
   await s.dispose();
   return [
-    { metric: 'visible(scope), 1,000 global + 20 scoped, no change', value: ns, unit: 'ns/call', target: '<= 1000', ok: ns <= 1000 },
-    { metric: 'bare Map.get floor', value: floor, unit: 'ns/call' },
-    { metric: 'visible / floor', value: ns / floor, unit: 'x' },
-    { metric: 'register + visible (rebuild) + unregister, 1,020 tools', value: rebuild / 1000, unit: 'µs/op' },
+    row('visible.ns', 'visible(scope), 1,000 global + 20 scoped, no change', 'ns/call', c.ns('visible'), { text: '<= 1000', max: 1000 }),
+    row('visible.floor', 'bare Map.get floor', 'ns/call', c.ns('floor')),
+    row('visible.ratio', 'visible / floor (same round)', 'x', c.ratio('visible', 'floor')),
+    row('visible.rebuild', 'register + visible (rebuild) + unregister, 1,020 tools', 'µs/op', scale(rebuild.ns('rebuild'), 1e-3)),
   ];
+}
+
+function scale(s: { min: number; median: number; samples: readonly number[] }, k: number): { min: number; median: number; samples: readonly number[] } {
+  return { min: s.min * k, median: s.median * k, samples: s.samples.map((x) => x * k) };
 }
 
 async function executeRows(): Promise<BenchRow[]> {
@@ -72,24 +90,35 @@ async function executeRows(): Promise<BenchRow[]> {
     count++;
     return 'ok';
   };
-  const agent = createScope(app, { id: 'agent' });
-  agent.ctx.get(Tools).register({ name: 'noop', description: 'does nothing', parameters: params, execute: body });
-  const tools = agent.ctx.get(Tools);
+  const views: Tools[] = [];
+  for (let i = 0; i < RESIDENT; i++) {
+    const agent = createScope(app, { id: `agent${i}` });
+    agent.ctx.get(Tools).register({ name: 'noop', description: 'does nothing', parameters: params, execute: body });
+    views.push(agent.ctx.get(Tools));
+  }
   const args = { q: 'x' };
   const call = { callId: 'c', name: 'noop', arguments: args };
-  const exec = await nsPerOp(100_000, 7, async (n) => {
-    for (let i = 0; i < n; i++) await tools.execute(call);
-  });
-  const direct = await nsPerOp(100_000, 7, async (n) => {
-    for (let i = 0; i < n; i++) await Promise.resolve(body());
-  });
+  let k = 0;
+  const c = await compare([
+    {
+      name: 'execute',
+      run: async (n) => {
+        for (let i = 0; i < n; i++) await views[k++ % RESIDENT].execute(call);
+      },
+    },
+    {
+      name: 'direct',
+      run: async (n) => {
+        for (let i = 0; i < n; i++) await Promise.resolve(body());
+      },
+    },
+  ]);
   if (count === 0) throw new Error('unreachable');
   await s.dispose();
-  const overhead = (exec - direct) / 1000;
   return [
-    { metric: 'execute(no-op tool, no listeners)', value: exec / 1000, unit: 'µs/call' },
-    { metric: 'await body() directly (floor)', value: direct / 1000, unit: 'µs/call' },
-    { metric: 'execute overhead over the body', value: overhead, unit: 'µs/call', target: '<= 10', ok: overhead <= 10 },
+    row('execute.us', 'execute(no-op tool, no listeners)', 'µs/call', scale(c.ns('execute'), 1e-3)),
+    row('execute.floor', 'await body() directly (floor)', 'µs/call', scale(c.ns('direct'), 1e-3)),
+    row('execute.overhead', 'execute overhead over the body (same round)', 'µs/call', scale(c.difference('execute', 'direct'), 1e-3), { text: '<= 1.5', max: 1.5 }),
   ];
 }
 
@@ -101,9 +130,7 @@ async function heapRows(): Promise<BenchRow[]> {
   // warm up: compile the shared validator, allocate the registry maps
   const warm = createScope(app, { id: 'warm' });
   for (const d of defs) warm.ctx.get(Tools).register(d);
-  gc();
-  gc();
-  const before = process.memoryUsage().heapUsed;
+  const before = await settleHeap();
   const scopes: Scope[] = [];
   for (let i = 0; i < N; i++) {
     const scope = createScope(app, { id: `a${i}` });
@@ -111,32 +138,25 @@ async function heapRows(): Promise<BenchRow[]> {
     for (const d of defs) t.register(d);
     scopes.push(scope);
   }
-  gc();
-  gc();
-  const per = (process.memoryUsage().heapUsed - before) / N;
+  const per = ((await settleHeap()) - before) / N;
   if (app.get(Tools).visible(scopes[N - 1].key).length !== 5) throw new Error('bench setup');
   for (const sc of scopes) await sc.dispose();
   await s.dispose();
   // floor: a Map of five entries per scope key
-  gc();
-  gc();
-  const before2 = process.memoryUsage().heapUsed;
+  const before2 = await settleHeap();
   const floor: Map<object, Map<string, ToolDefinition>> = new Map();
   for (let i = 0; i < N; i++) floor.set({ id: `a${i}` }, new Map(defs.map((d) => [d.name, d] as const)));
-  gc();
-  gc();
-  const perFloor = (process.memoryUsage().heapUsed - before2) / N;
+  const perFloor = ((await settleHeap()) - before2) / N;
   if (floor.size !== N) throw new Error('unreachable');
   return [
-    { metric: 'heap per agent scope holding five tools', value: per, unit: 'bytes', target: '<= 4096', ok: per <= 4096 },
-    { metric: 'bare Map-of-five floor per scope', value: perFloor, unit: 'bytes' },
+    single('heap.scope5', 'heap per agent scope holding five tools', 'bytes', per, { text: '<= 4096', max: 4096 }),
+    single('heap.scope5.floor', 'bare Map-of-five floor per scope', 'bytes', perFloor),
   ];
 }
 
 /** Runs the tools benchmark. */
-export async function run(): Promise<BenchReport> {
-  const rows = [...(await visibleRows()), ...(await executeRows()), ...(await heapRows())];
-  return { name: 'tools', rows };
+export function run(): Promise<BenchReport> {
+  return withLoad('tools', async () => [...(await visibleRows()), ...(await executeRows()), ...(await heapRows())]);
 }
 
 await runIfMain('tools.bench.js', run);

@@ -108,9 +108,7 @@ export class Events extends ContextView<EventBus> {
   /** Number of listeners of `name` that hear an event about `scope`. */
   listenerCount(name: string, scope?: object): number {
     this.context._live('Events.listenerCount()');
-    let n = 0;
-    for (const r of this.registry.snapshot(name)) if (r.scope === undefined || r.global || r.scope === scope) n++;
-    return n;
+    return this.registry.count(name, scope);
   }
 }
 

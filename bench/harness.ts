@@ -46,7 +46,7 @@ export interface Budget {
 }
 
 const FULL: Budget = { name: 'full', rounds: 15, batchesPerRound: 4, batchMs: 5, warmupMs: 250 };
-const QUICK: Budget = { name: 'quick', rounds: 5, batchesPerRound: 2, batchMs: 3, warmupMs: 60 };
+const QUICK: Budget = { name: 'quick', rounds: 7, batchesPerRound: 2, batchMs: 3, warmupMs: 150 };
 
 /** The budget of this process: `--quick` on the command line or `BENCH_QUICK=1` selects the short one. */
 export function budget(): Budget {

@@ -2,6 +2,7 @@
  * One stored resource (a local or a global) with its borrow state.
  */
 import type { SystemContext } from './system-context.js';
+import type { QueueItem } from '../system/borrows.js';
 
 /** @internal A stored resource value and the borrows currently held on it. */
 export class ResourceEntry {
@@ -15,6 +16,8 @@ export class ResourceEntry {
    * context holding it disposes it).
    */
   counted = false;
+  /** The FIFO of waiting-borrow acquirers (SPEC 10.5), made on first use; `undefined` when none wait. */
+  queue: QueueItem[] | undefined = undefined;
 
   /**
    * @param value - the stored value.

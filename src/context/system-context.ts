@@ -24,6 +24,8 @@ import type { AnySystem, SystemFn } from '../system/system.js';
 import type { Step } from '../execution/steps.js';
 import type { ExecutionResult } from '../execution/execution-result.js';
 import { runOn } from '../system/run.js';
+import { withBorrow, type BorrowWaitOptions } from '../system/with-borrow.js';
+import type { Res } from '../system/params.js';
 import { executeOn } from '../execution/execute.js';
 import { resolveIn, resolveInAsync } from '../container/resolve.js';
 import type { Container } from 'inversify';
@@ -508,6 +510,26 @@ export class SystemContext implements AsyncDisposable {
     } catch (err) {
       return Promise.reject(err);
     }
+  }
+
+  /**
+   * Waits for a write borrow of this context's own local `token` (the `ResMut` rule),
+   * calls `fn` with it and holds the borrow until `fn` (and the promise it returns)
+   * settles; resolves to `fn`'s result (SPEC 10.5). Always waits, FIFO, up to
+   * `options.timeoutMs` (default: the server's `borrowTimeoutMs`), then rejects with
+   * `BorrowConflict` naming the holder(s). Every failure rejects.
+   */
+  withMut<T, R>(token: Token<T>, fn: (value: T) => R, options?: BorrowWaitOptions): Promise<Awaited<R>> {
+    return withBorrow(this, token, fn, options, true) as Promise<Awaited<R>>;
+  }
+
+  /**
+   * Waits for a read borrow of `token` (the `Res` rule), calls `fn` with it and holds the
+   * borrow until `fn` (and the promise it returns) settles; resolves to `fn`'s result.
+   * Same waiting rules as {@link SystemContext.withMut}.
+   */
+  withRes<T, R>(token: Token<T>, fn: (value: Res<T>) => R, options?: BorrowWaitOptions): Promise<Awaited<R>> {
+    return withBorrow(this, token, fn, options, false) as Promise<Awaited<R>>;
   }
 
   /** Constructs an `@injectable()` class through this context's inversify scope. */

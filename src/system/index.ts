@@ -10,3 +10,6 @@ export { SystemError } from './system-error.js';
 export type { SystemErrorKind } from './system-error.js';
 export { validate } from './validate.js';
 export type { MissingParam } from './validate.js';
+export type { BorrowWaitOptions } from './with-borrow.js';
+export { toolSystem } from './tool-system.js';
+export type { ToolSystem, ToolSystemOptions, SchemaArgs } from './tool-system.js';

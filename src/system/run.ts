@@ -4,7 +4,8 @@
  */
 import type { SystemContext } from '../context/system-context.js';
 import { describeValue, isToken, type Token } from '../context/token.js';
-import { release, type Held } from './fetch.js';
+import { fillArgs, resolveAll, waitAll } from './acquire.js';
+import { Hold, release, tryTake, type Held } from './borrows.js';
 import { SystemError } from './system-error.js';
 import { asSystem, Unit, type System } from './system.js';
 
@@ -61,6 +62,8 @@ export function runSystemStep(ctx: SystemContext, sys: System, sink?: OutputSink
       throw new SystemError('ParamError', sys.name, err, `could not build its receiver with ctx.resolve(${sys._owner.name}): ${messageOf(err)}`);
     }
   }
+  const mode = sys._borrows;
+  if (mode === 'wait' || (mode === undefined && ctx.server.options.borrows === 'wait')) return runWaiting(ctx, sys, self, sink);
   const fetchers = sys._fetchers;
   const n = fetchers.length;
   const held: Held = n === 0 ? noHeld : new Array(n);
@@ -72,29 +75,76 @@ export function runSystemStep(ctx: SystemContext, sys: System, sink?: OutputSink
     release(held, sys._writes);
     throw new SystemError('ParamError', sys.name, err);
   }
+  return call(ctx, sys, self, args, held, sink, undefined);
+}
+
+/**
+ * Calls the body with its borrows taken, then stores the output and releases them. A
+ * body that returns a thenable makes (or, for a waiting run, reuses) a {@link Hold}:
+ * tracked on `ctx`, so the context's disposal awaits it and releases its borrows when it
+ * gives up (SPEC 10.5), and named by conflict messages while it holds them.
+ */
+function call(ctx: SystemContext, sys: System, self: unknown, args: unknown[], held: Held, sink: OutputSink | undefined, hold: Hold | undefined): unknown {
   let r: unknown;
   let thenable: boolean;
   try {
     r = sys.fn.apply(self, args);
     thenable = r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function';
   } catch (err) {
-    release(held, sys._writes);
+    if (hold === undefined) release(held, sys._writes);
+    else hold.end();
     throw bodyError(ctx, sys, err);
   }
   if (thenable) {
-    return Promise.resolve(r).then(
+    const h = hold ?? new Hold(sys._label, ctx, held, sys._writes);
+    const p = Promise.resolve(r).then(
       (v) => {
-        release(held, sys._writes);
+        h.end();
         return store(ctx, sys, v, sink);
       },
       (err: unknown) => {
-        release(held, sys._writes);
+        h.end();
         throw bodyError(ctx, sys, err);
       },
     );
+    if (hold === undefined) {
+      h.link();
+      h.track(p);
+    }
+    return p;
   }
-  release(held, sys._writes);
+  if (hold === undefined) release(held, sys._writes);
+  else hold.end();
   return store(ctx, sys, r, sink);
+}
+
+/**
+ * A run under the `'wait'` rule (SPEC 10.5): every parameter is resolved first (a missing
+ * one fails as in §4), then every borrow is taken at once, at once when they can all be
+ * granted, else after waiting for them (FIFO per entry, holding none meanwhile).
+ */
+function runWaiting(ctx: SystemContext, sys: System, self: unknown, sink: OutputSink | undefined): unknown {
+  const params = sys.params;
+  const n = params.length;
+  const held: Held = new Array(n);
+  const args = new Array(n);
+  const fail = (_i: number, err: unknown): unknown => new SystemError('ParamError', sys.name, err);
+  const reqs = resolveAll(ctx, params, args, fail);
+  if (tryTake(reqs, held)) {
+    fillArgs(ctx, params, reqs, args);
+    return call(ctx, sys, self, args, held, sink, undefined);
+  }
+  const hold = new Hold(sys._label, ctx, held, sys._writes);
+  const timeoutMs = sys._borrowTimeoutMs ?? ctx.server.options.borrowTimeoutMs;
+  const p = waitAll(ctx, params, reqs, args, hold, timeoutMs, (err) => new SystemError('ParamError', sys.name, err), fail).then(
+    () => call(ctx, sys, self, args, held, sink, hold),
+    (err: unknown) => {
+      hold.end();
+      throw err;
+    },
+  );
+  hold.track(p);
+  return p;
 }
 
 const noHeld: Held = [];

@@ -6,6 +6,8 @@
  */
 import { assertToken, describeValue, isToken, nameOf, token, type Class, type Token } from '../context/token.js';
 import { methodParamsOf, siteName } from './decorators.js';
+import type { BorrowMode } from '../context/server-options.js';
+import { checkTimeout } from './borrows.js';
 import { makeFetcher, type Fetcher } from './fetch.js';
 import { isParam, type Param, type ParamValues } from './params.js';
 
@@ -23,6 +25,18 @@ export interface SystemOptions {
   readonly name?: string;
   /** The token its output is stored under (defaults to the returned value's class). */
   readonly output?: Token;
+  /**
+   * What a run does when a borrow it needs is held (SPEC 10.5): `'fail'` fails at once
+   * with `BorrowConflict` (§4), `'wait'` resolves every parameter, then waits until all
+   * its borrows can be granted together (FIFO per entry, up to `borrowTimeoutMs`).
+   * Defaults to the server's `borrows` option (itself `'fail'` by default).
+   */
+  readonly borrows?: BorrowMode;
+  /**
+   * How long a waiting run waits for its borrows before failing with `BorrowConflict`,
+   * in milliseconds. Defaults to the server's `borrowTimeoutMs` (30,000 by default).
+   */
+  readonly borrowTimeoutMs?: number;
 }
 
 /** The tokens a system touches, by access kind. */
@@ -58,18 +72,25 @@ export class System<O = unknown> {
   readonly _owner: Class | undefined;
   /** @internal For a static method: the class used as `this`. */
   readonly _this: unknown;
+  /** @internal The `borrows` option; `undefined` follows the server. */
+  readonly _borrows: BorrowMode | undefined;
+  /** @internal The `borrowTimeoutMs` option; `undefined` follows the server. */
+  readonly _borrowTimeoutMs: number | undefined;
+  /** @internal How the system reads in conflict messages: `system "name"`. */
+  readonly _label: string;
   /** Type-level only: the output type. */
   declare readonly [outputType]?: O;
 
   /** @internal Use {@link system}. */
   constructor(fn: (...args: any[]) => unknown, params: readonly Param[], options: SystemOptions | undefined, where: string, owner?: Class, self?: unknown) {
-    const name = options?.name ?? (fn.name || '<anonymous system>');
+    // Each option is read once: what was checked is what is kept.
+    const o = readOptions(options, where);
+    const name = o.name ?? (fn.name || '<anonymous system>');
     if (typeof name !== 'string' || name.length === 0) throw new TypeError(`${where}: options.name must be a non-empty string.`);
-    if (options?.output !== undefined) assertToken(options.output, `${where}: options.output`);
     checkParams(params, `${where} (system '${name}')`);
     this.name = name;
     this.params = Object.freeze([...params]);
-    this.output = options?.output;
+    this.output = o.output;
     const reads: Token[] = [];
     const writes: Token[] = [];
     const outputs: Token[] = [];
@@ -80,6 +101,9 @@ export class System<O = unknown> {
     this._writes = Object.freeze(params.map((p) => p.access === 'write'));
     this._owner = owner;
     this._this = self;
+    this._borrows = o.borrows;
+    this._borrowTimeoutMs = o.borrowTimeoutMs;
+    this._label = `system "${name}"`;
     Object.freeze(this);
   }
 }
@@ -169,10 +193,20 @@ export function system(a?: unknown, b?: unknown, c?: unknown): System | SystemDe
 function checkOptions(o: unknown, where: string): void {
   if (o === undefined) return;
   if (o === null || typeof o !== 'object' || Array.isArray(o)) {
-    throw new TypeError(`${where}: options must be an object like { name, output }, got ${describeValue(o)}.`);
+    throw new TypeError(`${where}: options must be an object like { name, output, borrows }, got ${describeValue(o)}.`);
   }
-  const out = (o as SystemOptions).output;
-  if (out !== undefined && !isToken(out)) assertToken(out, `${where}: options.output`);
+}
+
+/** Reads and checks every option once. */
+function readOptions(options: SystemOptions | undefined, where: string): SystemOptions {
+  if (options === undefined) return {};
+  const { name, output, borrows, borrowTimeoutMs } = options;
+  if (output !== undefined && !isToken(output)) assertToken(output, `${where}: options.output`);
+  if (borrows !== undefined && borrows !== 'fail' && borrows !== 'wait') {
+    throw new TypeError(`${where}: options.borrows must be 'fail' or 'wait', got ${describeValue(borrows)}.`);
+  }
+  checkTimeout(borrowTimeoutMs, `${where}: options.borrowTimeoutMs`);
+  return { name, output, borrows, borrowTimeoutMs };
 }
 
 /** The `System` declared by `@system()` on `fn`; `undefined` when `fn` is not one. */

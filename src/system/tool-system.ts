@@ -1,0 +1,310 @@
+/**
+ * `toolSystem(params, fn, options?)` (SPEC 10.1, contract C5): a tool body whose
+ * `Res` / `ResMut` / `Out` parameters are fetched from the *calling context* of each
+ * call, with the borrows held while the body runs (§4, and §10.5 when it waits).
+ *
+ * ```ts
+ * tools.register({
+ *   name: 'note', description: 'Keep a note', parameters: schema,
+ *   execute: toolSystem([Res(ConversationHistory), ResMut(Scratchpad)],
+ *     (history, scratch, args: { text: string }, execution) => { … }),
+ * });
+ * ```
+ */
+import type { SystemContext } from '../context/system-context.js';
+import { SystemContext as SystemContextClass } from '../context/system-context.js';
+import type { BorrowMode } from '../context/server-options.js';
+import { describeValue, nameOf } from '../context/token.js';
+import type { ToolExecution } from '../tools/types.js';
+import { fillArgs, resolveAll, waitAll, type ParamFailure } from './acquire.js';
+import { Hold, release, tryTake, type Held } from './borrows.js';
+import type { Param, ParamValues } from './params.js';
+import { SystemError } from './system-error.js';
+import { System } from './system.js';
+
+/** Options of {@link toolSystem}. */
+export interface ToolSystemOptions<S = unknown> {
+  /**
+   * The schema of the tool's arguments, used to type `args`: a JSON Schema written inline
+   * (its `type`, `properties`, `required`, `items`, `enum`, `const`, `anyOf` / `oneOf`
+   * are read at the type level) or a Standard Schema such as a zod 4 schema (its input
+   * type). Kept on the returned function as `parameters`, so the registration can reuse
+   * it; `toolSystem` itself never validates arguments (the tools pipeline does).
+   */
+  readonly parameters?: S;
+  /** A name for messages (defaults to the function's name; a call through the tools pipeline is named after the tool and call). */
+  readonly name?: string;
+  /** `'fail'` or `'wait'`, as for systems; defaults to the server's `borrows` option. */
+  readonly borrows?: BorrowMode;
+  /** How long a waiting call waits for its borrows; defaults to the server's `borrowTimeoutMs`. */
+  readonly borrowTimeoutMs?: number;
+}
+
+/**
+ * What {@link toolSystem} returns: a tool body `(args, execution, ctx)` to use as a tool's
+ * `execute`. Each call fetches the parameters from `ctx`, runs the function with them,
+ * `args` and `execution`, and resolves to its result.
+ */
+export interface ToolSystem<Args = unknown, R = unknown, S = unknown> {
+  /** Runs one call on the calling context `ctx`. Every failure rejects. */
+  (args: Args, execution: ToolExecution, ctx: SystemContext): Promise<R>;
+  /** The `parameters` option, the same object (`undefined` when not given). */
+  readonly parameters: S;
+  /** The parameter descriptors, in declaration order. */
+  readonly params: readonly Param[];
+}
+
+// ------------------------------------------------------------------ args from a schema
+
+/**
+ * The argument type a schema describes: a Standard Schema's input type (a zod 4 schema),
+ * or what an inline JSON Schema's `type` (a name or a list of names), `properties`,
+ * `required`, `items`, `enum`, `const`, `anyOf` / `oneOf` say; `unknown` for anything
+ * else (a schema typed as a plain `JsonSchema` object, `$ref`, `allOf`, ...).
+ */
+export type SchemaArgs<S> =
+  S extends Readonly<Record<'~standard', infer Std>>
+    ? Std extends Readonly<Partial<Record<'types', infer T>>>
+      ? NonNullable<T> extends Readonly<Record<'input', infer I>>
+        ? I
+        : unknown
+      : unknown
+    : S extends Readonly<Record<'const', infer C>>
+      ? C
+      : S extends Readonly<Record<'enum', readonly (infer E)[]>>
+        ? E
+        : S extends Readonly<Record<'anyOf', readonly (infer U)[]>>
+          ? SchemaArgs<U>
+          : S extends Readonly<Record<'oneOf', readonly (infer U)[]>>
+            ? SchemaArgs<U>
+            : S extends Readonly<Record<'type', infer T>>
+              ? (T extends readonly (infer U)[] ? U : T) extends infer N
+                ? N extends 'string'
+                  ? string
+                  : N extends 'number' | 'integer'
+                    ? number
+                    : N extends 'boolean'
+                      ? boolean
+                      : N extends 'null'
+                        ? null
+                        : N extends 'array'
+                          ? S extends Readonly<Record<'items', infer I>>
+                            ? SchemaArgs<I>[]
+                            : unknown[]
+                          : N extends 'object'
+                            ? S extends Readonly<Record<'properties', infer P>>
+                              ? (S extends Readonly<Record<'required', readonly (infer R)[]>> ? R : never) extends infer Req
+                                ? ({ -readonly [K in keyof P as K extends Req ? K : never]: SchemaArgs<P[K]> } & {
+                                    -readonly [K in keyof P as K extends Req ? never : K]?: SchemaArgs<P[K]>;
+                                  }) extends infer O
+                                  ? { [K in keyof O]: O[K] }
+                                  : never
+                                : never
+                              : Record<string, unknown>
+                            : unknown
+                : never
+              : unknown;
+
+// ------------------------------------------------------------------ toolSystem
+
+/**
+ * Declares a tool body whose parameters come from the calling context (SPEC 10.1):
+ * `fn` receives the values of `params` (fetched from `ctx` for the call, in order), then
+ * the call's `args` and `execution`. With `{ parameters }` (an inline JSON Schema or a
+ * Standard Schema), `args` has the schema's type.
+ *
+ * Borrows are held while `fn` (and the promise it returns) runs, under §4 (a conflict
+ * fails at once) or, on a `'wait'` server or with `{ borrows: 'wait' }`, §10.5 (the call
+ * waits for them). A parameter that can not be fetched rejects with a `SystemError`
+ * (`kind: 'ParamError'`) naming the parameter, and `fn` does not run; the tools pipeline
+ * reports it as `EXECUTION_ERROR`. A throw or rejection of `fn` is passed on unchanged.
+ *
+ * @example
+ * ```ts
+ * const note = toolSystem([Res(ConversationHistory), ResMut(Scratchpad)],
+ *   (history, scratch, args, execution) => {
+ *     scratch.notes.push(`${execution.callId}: ${args.text} (${history.length} messages)`);
+ *     return 'noted';
+ *   },
+ *   { parameters: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] } });
+ * ```
+ */
+export function toolSystem<const P extends readonly Param[], R, const S extends object>(
+  params: P,
+  fn: (...values: [...ParamValues<P>, SchemaArgs<S>, ToolExecution]) => R,
+  options: ToolSystemOptions<S> & { readonly parameters: S },
+): ToolSystem<SchemaArgs<S>, Awaited<R>, S>;
+/** Without `parameters`: `args` is what `fn` annotates it as, else `unknown`. */
+export function toolSystem<const P extends readonly Param[], R, Args = unknown>(
+  params: P,
+  fn: (...values: [...ParamValues<P>, Args, ToolExecution]) => R,
+  options?: ToolSystemOptions<undefined>,
+): ToolSystem<Args, Awaited<R>, undefined>;
+/** `toolSystem<Args>(params, fn)` with no parameters: `fn(args, execution)`. */
+export function toolSystem<Args, R = unknown>(params: readonly [], fn: (args: Args, execution: ToolExecution) => R, options?: ToolSystemOptions): ToolSystem<Args, Awaited<R>>;
+/** `toolSystem<Args>(params, fn)` with one parameter (annotate it: `Res<T>`), then `args` and `execution`. */
+export function toolSystem<Args, R = unknown>(params: readonly [Param], fn: (p0: any, args: Args, execution: ToolExecution) => R, options?: ToolSystemOptions): ToolSystem<Args, Awaited<R>>;
+/** `toolSystem<Args>(params, fn)` with two parameters. */
+export function toolSystem<Args, R = unknown>(params: readonly [Param, Param], fn: (p0: any, p1: any, args: Args, execution: ToolExecution) => R, options?: ToolSystemOptions): ToolSystem<Args, Awaited<R>>;
+/** `toolSystem<Args>(params, fn)` with three parameters. */
+export function toolSystem<Args, R = unknown>(
+  params: readonly [Param, Param, Param],
+  fn: (p0: any, p1: any, p2: any, args: Args, execution: ToolExecution) => R,
+  options?: ToolSystemOptions,
+): ToolSystem<Args, Awaited<R>>;
+/** `toolSystem<Args>(params, fn)` with four parameters. */
+export function toolSystem<Args, R = unknown>(
+  params: readonly [Param, Param, Param, Param],
+  fn: (p0: any, p1: any, p2: any, p3: any, args: Args, execution: ToolExecution) => R,
+  options?: ToolSystemOptions,
+): ToolSystem<Args, Awaited<R>>;
+/** `toolSystem<Args>(params, fn)` with five parameters. */
+export function toolSystem<Args, R = unknown>(
+  params: readonly [Param, Param, Param, Param, Param],
+  fn: (p0: any, p1: any, p2: any, p3: any, p4: any, args: Args, execution: ToolExecution) => R,
+  options?: ToolSystemOptions,
+): ToolSystem<Args, Awaited<R>>;
+/** `toolSystem<Args>(params, fn)` with six parameters. */
+export function toolSystem<Args, R = unknown>(
+  params: readonly [Param, Param, Param, Param, Param, Param],
+  fn: (p0: any, p1: any, p2: any, p3: any, p4: any, p5: any, args: Args, execution: ToolExecution) => R,
+  options?: ToolSystemOptions,
+): ToolSystem<Args, Awaited<R>>;
+/** `toolSystem<Args>(params, fn)` with a parameter list whose length is not known to the type checker. */
+export function toolSystem<Args, R = unknown>(params: readonly Param[], fn: (...values: any[]) => R, options?: ToolSystemOptions): ToolSystem<Args, Awaited<R>>;
+export function toolSystem(params: readonly Param[], fn: (...values: any[]) => unknown, options?: ToolSystemOptions): ToolSystem {
+  const where = 'toolSystem(params, fn)';
+  if (!Array.isArray(params)) throw new TypeError(`${where}: params must be an array of Res(T) / ResMut(T) / Out(T), got ${describeValue(params)}.`);
+  if (typeof fn !== 'function') throw new TypeError(`${where}: fn must be a function, got ${describeValue(fn)}.`);
+  if (options !== undefined && (options === null || typeof options !== 'object' || Array.isArray(options))) {
+    throw new TypeError(`${where}: options must be an object like { parameters, borrows }, got ${describeValue(options)}.`);
+  }
+  // Each option is read once. The System checks and compiles the parameters (and the
+  // borrow options) exactly as system() does; its fn is never called by a context.
+  const parameters = options?.parameters;
+  const sys = new System(fn, params, { name: options?.name, borrows: options?.borrows, borrowTimeoutMs: options?.borrowTimeoutMs }, where);
+  const execute = (args: unknown, execution: ToolExecution, ctx: SystemContext): Promise<unknown> => callToolSystem(sys, args, execution, ctx);
+  Object.defineProperty(execute, 'name', { value: sys.name });
+  Object.defineProperty(execute, 'parameters', { value: parameters, enumerable: true });
+  Object.defineProperty(execute, 'params', { value: sys.params, enumerable: true });
+  return Object.freeze(execute) as unknown as ToolSystem;
+}
+
+/** `Res(T)` / `ResMut(T)` / `Out(T)` for messages. */
+function describeParam(p: Param): string {
+  return `${p.access === 'read' ? 'Res' : p.access === 'write' ? 'ResMut' : 'Out'}(${nameOf(p.token)})`;
+}
+
+/** `tool "refund" (call c1)` when the execution says so, else `tool system "<name>"`. */
+function labelOf(sys: System, execution: unknown): string {
+  try {
+    const name = (execution as ToolExecution | undefined)?.name;
+    const callId = (execution as ToolExecution | undefined)?.callId;
+    if (typeof name === 'string' && name !== '') return `tool "${name}"${typeof callId === 'string' && callId !== '' ? ` (call ${callId})` : ''}`;
+  } catch {
+    // a hostile execution object: fall back to the system's own name
+  }
+  return `tool system "${sys.name}"`;
+}
+
+function signalOf(execution: unknown): AbortSignal | undefined {
+  try {
+    const s = (execution as ToolExecution | undefined)?.signal;
+    return s instanceof AbortSignal ? s : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One call of a tool system on its calling context. Never throws. */
+function callToolSystem(sys: System, toolArgs: unknown, execution: ToolExecution, ctx: SystemContext): Promise<unknown> {
+  const params = sys.params;
+  const n = params.length;
+  const held: Held = new Array(n);
+  const values = new Array(n + 2);
+  values[n] = toolArgs;
+  values[n + 1] = execution;
+  let label = '';
+  const fail: ParamFailure = (i, err) =>
+    new SystemError('ParamError', label, err, `parameter #${i} ${describeParam(params[i])}: ${err instanceof Error ? err.message : describeValue(err)}`);
+  try {
+    if (!(ctx instanceof SystemContextClass)) {
+      throw new TypeError(`${labelOf(sys, execution)}: the third argument must be the calling SystemContext (execute(args, execution, ctx)), got ${describeValue(ctx)}.`);
+    }
+    ctx._live(`${labelOf(sys, execution)}`);
+    label = labelOf(sys, execution);
+    const mode = sys._borrows ?? ctx.server.options.borrows;
+    if (mode === 'fail') {
+      const fetchers = sys._fetchers;
+      let i = 0;
+      try {
+        for (; i < n; i++) values[i] = fetchers[i](ctx, held);
+      } catch (err) {
+        release(held, sys._writes);
+        throw fail(i, err);
+      }
+      return runBody(sys, ctx, label, values, held, undefined);
+    }
+    const reqs = resolveAll(ctx, params, values, fail);
+    if (tryTake(reqs, held)) {
+      fillArgs(ctx, params, reqs, values);
+      return runBody(sys, ctx, label, values, held, undefined);
+    }
+    const signal = signalOf(execution);
+    if (signal?.aborted) throw signal.reason;
+    const hold = new Hold(label, ctx, held, sys._writes);
+    const timeoutMs = sys._borrowTimeoutMs ?? ctx.server.options.borrowTimeoutMs;
+    // The call's own abort (its timeout, the caller's signal) also ends the wait: the body
+    // of an aborted call must never start later.
+    const onAbort = (): void => hold.waiter?.fail(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const p = waitAll(ctx, params, reqs, values, hold, timeoutMs, (err) => new SystemError('ParamError', label, err), fail).then(
+      () => {
+        signal?.removeEventListener('abort', onAbort);
+        return runBody(sys, ctx, label, values, held, hold);
+      },
+      (err: unknown) => {
+        signal?.removeEventListener('abort', onAbort);
+        hold.end();
+        throw err;
+      },
+    );
+    hold.track(p);
+    return p;
+  } catch (err) {
+    return Promise.reject(err);
+  }
+}
+
+/** Runs the body with the borrows taken; releases them when it settles. Its failure is passed on unchanged. */
+function runBody(sys: System, ctx: SystemContext, label: string, values: unknown[], held: Held, hold: Hold | undefined): Promise<unknown> {
+  let r: unknown;
+  try {
+    r = sys.fn(...values);
+  } catch (err) {
+    if (hold === undefined) release(held, sys._writes);
+    else hold.end();
+    return Promise.reject(err);
+  }
+  if (r === null || (typeof r !== 'object' && typeof r !== 'function') || typeof (r as PromiseLike<unknown>).then !== 'function') {
+    if (hold === undefined) release(held, sys._writes);
+    else hold.end();
+    return Promise.resolve(r);
+  }
+  const h = hold ?? new Hold(label, ctx, held, sys._writes);
+  const p = Promise.resolve(r).then(
+    (v) => {
+      h.end();
+      return v;
+    },
+    (err: unknown) => {
+      h.end();
+      throw err;
+    },
+  );
+  if (hold === undefined) {
+    h.link();
+    h.track(p);
+  }
+  return p;
+}

@@ -103,9 +103,10 @@ describe('sequential execution', () => {
     });
     const later = system([], () => ran.push('later'));
     const running = child.execute([first, later]);
-    await child.dispose();
+    const disposing = child.dispose(); // awaits the running step
     g.open();
     await expect(running).rejects.toThrow(/disposed/);
+    await disposing;
     expect(ran).toEqual([]);
     await server.dispose();
   });

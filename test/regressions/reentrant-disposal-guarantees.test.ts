@@ -33,10 +33,12 @@ test('parallel: the parent disposed while branches run: execute rejects, branch 
   await tick();
   expect(ctx._children?.size).toBe(2);
   for (const c of ctx._children ?? []) seen.push(c);
-  await ctx.dispose();
+  // the disposal awaits the running systems (SPEC 10.2/10.5: runs are tracked in-flight work)
+  const disposing = ctx.dispose();
   expect(seen.every((c) => c.isDisposed)).toBe(true);
   release();
   await expect(p).rejects.toThrow(/disposed/);
+  await disposing;
   await app.dispose();
   assertNoLeaks(server);
   await server.dispose();

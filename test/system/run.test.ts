@@ -210,7 +210,7 @@ describe('failures', () => {
     await server.dispose();
   });
 
-  test('a context disposed while an async system runs: the output can not be stored, the run rejects', async () => {
+  test('a context disposed while an async system runs: its disposal awaits the run, whose output can not be stored, so the run rejects', async () => {
     const { server, ctx } = await setup();
     const child = ctx.child();
     let release!: () => void;
@@ -219,9 +219,14 @@ describe('failures', () => {
       await held;
       return 1;
     }, { name: 'late' }));
-    await child.dispose();
+    const disposing = child.dispose();
+    let disposed = false;
+    void disposing.then(() => (disposed = true));
+    await new Promise((r) => setImmediate(r));
+    expect(disposed).toBe(false); // quiescence: the disposal waits for the running system
     release();
     await expect(p).rejects.toThrow(/^execution error: late: its output could not be stored/);
+    await disposing;
     await server.dispose();
   });
 });

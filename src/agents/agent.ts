@@ -4,6 +4,7 @@
  */
 import type { SystemContext } from '../context/system-context.js';
 import { throwCollected } from '../disposal/ownership.js';
+import type { ParentFilter } from '../context/parent-filter.js';
 import { createScope } from '../scope/scope.js';
 import type { Composition } from './composition.js';
 import type { AgentRegistry } from './registry.js';
@@ -64,11 +65,11 @@ export class Agent {
    * @internal Use `ctx.get(Agents).create(...)` (or `fakeAgent` from the testing kit, which
    * passes no registry: a detached agent, published from the start, in no registry).
    */
-  constructor(registry: AgentRegistry | undefined, id: string, parent: Agent | undefined, owner: SystemContext) {
+  constructor(registry: AgentRegistry | undefined, id: string, parent: Agent | undefined, owner: SystemContext, parentFilter?: ParentFilter) {
     this.#registry = registry;
     this.id = id;
     this.parent = parent;
-    const scope = createScope(owner, this);
+    const scope = createScope(owner, this, parentFilter === undefined ? undefined : { parentFilter });
     const ctx = scope.ctx;
     this.ctx = ctx;
     // Every path that disposes the agent's context (the handle, `scope.dispose()`, the

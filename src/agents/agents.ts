@@ -4,6 +4,7 @@
  * owned transaction: reserve the id, mint the scope, await setup unpublished, publish,
  * announce — and roll everything back on any failure.
  */
+import type { ParentFilter } from '../context/parent-filter.js';
 import type { SystemContext } from '../context/system-context.js';
 import type { Agent, AgentHandle } from './agent.js';
 import { createAgent } from './create-agent.js';
@@ -30,6 +31,13 @@ export interface CreateAgentOptions {
    * parent's layer.
    */
   readonly parent?: Agent;
+  /**
+   * Gates every `Res` walk from the agent's context (and its sessions and turns) to its
+   * owner and above (SPEC §10.4): `ParentFilter.allowOnly([Llm])` lets a subagent read its
+   * parent's `Llm` and nothing else the parent holds. The agent's own locals (its
+   * `per: 'agent'` ones included) and the globals are always reachable. Default: no filter.
+   */
+  readonly parentFilter?: ParentFilter;
 }
 
 /**
@@ -69,7 +77,9 @@ export class Agents extends ContextView<AgentRegistry> {
    * 1. reads each field of `options` once, validates it, and reserves the id before any
    *    await (a concurrent create of the same id rejects with `already registered`);
    * 2. makes the agent and its scope context `agent.ctx` under the owner (this view's
-   *    context, or `parent.ctx` for a subagent);
+   *    context, or `parent.ctx` for a subagent), gated by `parentFilter` when given, and
+   *    makes the agent's own instance of every `per: 'agent'` local in it (a factory that
+   *    fails rejects the create with an {@link AgentError} naming the token);
    * 3. awaits `setup(agent.ctx)` while the agent is unpublished (`get(id)` is `undefined`);
    * 4. publishes it in the registry, then emits `agent/created` (heard by unscoped, global
    *    and the agent's own listeners) with the agent as argument.

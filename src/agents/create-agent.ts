@@ -5,8 +5,9 @@
  * steps; §12's durable sessions call it with their own unpublished steps.
  */
 import { ContextDisposedError } from '../context/errors.js';
+import { ParentFilter } from '../context/parent-filter.js';
 import type { SystemContext } from '../context/system-context.js';
-import { describeValue } from '../context/token.js';
+import { describeValue, errorText } from '../context/token.js';
 import { Agent, AgentHandle } from './agent.js';
 import type { AgentSetup, Agents, CreateAgentOptions } from './agents.js';
 import { Composition } from './composition.js';
@@ -40,6 +41,7 @@ interface Snapshot {
   readonly id: string;
   readonly setup: AgentSetup | undefined;
   readonly parent: Agent | undefined;
+  readonly parentFilter: ParentFilter | undefined;
 }
 
 
@@ -50,7 +52,7 @@ interface Snapshot {
  * await (so a concurrent create of the same id is refused at once); every failure
  * rejects, never throws.
  *
- * Order: reserve → scope → `beforeSetup` → `setup` → `prepare` → (for a root) wait for
+ * Order: reserve → scope (with `parentFilter`) → the `per: 'agent'` locals → `beforeSetup` → `setup` → `prepare` → (for a root) wait for
  * the agents composed with it → publish it and then each composed agent (registry, then
  * `agent/created`). An agent created while another agent is composing joins that agent's
  * group: its create resolves after its own steps with `state === 'composing'`, and the
@@ -58,7 +60,7 @@ interface Snapshot {
  */
 export async function createAgent(view: Agents, options: CreateAgentOptions, steps: CreateAgentSteps = {}): Promise<AgentHandle> {
   const call = steps.call ?? 'Agents.create';
-  const { id, setup, parent } = snapshot(options, call);
+  const { id, setup, parent, parentFilter } = snapshot(options, call);
   const viewCtx = view.context;
   if (parent !== undefined) {
     if (parent.ctx.server !== viewCtx.server) {
@@ -80,7 +82,7 @@ export async function createAgent(view: Agents, options: CreateAgentOptions, ste
   const owner = parent === undefined ? viewCtx : parent.ctx;
   const anchor = parent ?? nearestAgent(viewCtx);
   const group = anchor !== undefined && anchor.state === 'composing' ? anchor._composition : undefined;
-  const agent = new Agent(registry, id, parent, owner);
+  const agent = new Agent(registry, id, parent, owner, parentFilter);
   registry.reserve(agent);
   const composition = group ?? new Composition(agent);
   agent._composition = composition;
@@ -95,6 +97,19 @@ export async function createAgent(view: Agents, options: CreateAgentOptions, ste
     abort();
     controller?.abort(new ContextDisposedError(`${call}({ id: "${id}" })`, `${agent.ctx.describe()}`));
   });
+
+  // ---- the agent's own per-agent locals, before any step (SPEC 10.3)
+  try {
+    viewCtx.server._makeLocals(agent.ctx, 'agent');
+  } catch (err) {
+    settleMember?.(false);
+    throw await rollback(
+      agent,
+      new AgentError(id, `agent "${id}": making its per-agent locals failed: ${errorText(err)}; nothing was published and the id is free again.`, {
+        cause: err,
+      }),
+    );
+  }
 
   // ---- the unpublished steps, each raced against the agent's teardown
   const signal = controller?.signal as AbortSignal;
@@ -194,7 +209,7 @@ async function announce(root: Agent, agent: Agent, registry: AgentRegistry, pare
 /** Reads each option once, validates it, and never lets a hostile value break the report. */
 function snapshot(options: unknown, call: string): Snapshot {
   if (options === null || typeof options !== 'object') {
-    throw new TypeError(`${call}(options): options must be an object { id, setup?, parent? }, got ${describeValue(options)}.`);
+    throw new TypeError(`${call}(options): options must be an object { id, setup?, parent?, parentFilter? }, got ${describeValue(options)}.`);
   }
   const id = read(options, 'id', call);
   if (typeof id !== 'string' || id.length === 0) {
@@ -208,14 +223,29 @@ function snapshot(options: unknown, call: string): Snapshot {
   if (parent !== undefined && !Agent._is(parent)) {
     throw new TypeError(`${call}({ id: "${id}", parent }): parent must be an Agent (handle.agent or agents.get(id)), got ${describeValue(parent)}.`);
   }
-  return { id, setup: setup as AgentSetup | undefined, parent: parent as Agent | undefined };
+  const parentFilter = read(options, 'parentFilter', call);
+  if (parentFilter !== undefined && !isParentFilter(parentFilter)) {
+    throw new TypeError(
+      `${call}({ id: "${id}", parentFilter }): parentFilter must be made by ParentFilter.allowOnly([...]) or ParentFilter.allowAllExcept([...]), got ${describeValue(parentFilter)}.`,
+    );
+  }
+  return { id, setup: setup as AgentSetup | undefined, parent: parent as Agent | undefined, parentFilter: parentFilter as ParentFilter | undefined };
+}
+
+/** `instanceof ParentFilter`, false (not a throw) for a proxy whose traps throw. */
+function isParentFilter(value: unknown): boolean {
+  try {
+    return value instanceof ParentFilter;
+  } catch {
+    return false;
+  }
 }
 
 function read(options: object, field: string, call: string): unknown {
   try {
     return (options as Record<string, unknown>)[field];
   } catch (err) {
-    throw new TypeError(`${call}(options): reading options.${field} threw: ${errorText(err)}. Pass a plain object { id, setup?, parent? }.`, {
+    throw new TypeError(`${call}(options): reading options.${field} threw: ${errorText(err)}. Pass a plain object { id, setup?, parent?, parentFilter? }.`, {
       cause: err,
     });
   }
@@ -258,14 +288,4 @@ async function rollbackKeeping(agent: Agent, error: unknown): Promise<unknown> {
 
 function ownerWord(parent: Agent | undefined): string {
   return parent === undefined ? 'its owner context' : `its parent agent "${parent.id}"`;
-}
-
-/** The message of any thrown value; never throws (a hostile thrown proxy is described instead). */
-export function errorText(err: unknown): string {
-  try {
-    if (err instanceof Error) return String(err.message);
-    return typeof err === 'object' && err !== null ? describeValue(err) : String(err);
-  } catch {
-    return describeValue(err);
-  }
 }

@@ -4,7 +4,7 @@
  * context with a fresh `Scratchpad`, disposed when the turn ends).
  */
 import { SystemContext } from '../context/system-context.js';
-import { describeValue } from '../context/token.js';
+import { describeValue, errorText } from '../context/token.js';
 import { Agent } from './agent.js';
 import { ConversationHistory } from './history.js';
 import type { ownClass } from '../system/own-class.js';
@@ -98,7 +98,14 @@ export class Session implements AsyncDisposable {
 /**
  * Opens a session under an agent (or under any context): `session.ctx` is a child of
  * `agent.ctx` holding a {@link ConversationHistory} local, so it is disposed with the
- * agent and its turns see the agent's scope (tools, prompts, listeners).
+ * agent and its turns see the agent's scope (tools, prompts, listeners). The session
+ * context also gets its own instance of every local registered with
+ * `server.registerLocal(token, factory, { per: 'session' })`, made after the history (a
+ * factory may read it) and disposed with the session.
+ *
+ * @throws TypeError for an owner that is neither an `Agent` nor a `SystemContext`, or a
+ *   `history` that is not a `ConversationHistory`; `ServerError` when a `per: 'session'`
+ *   factory fails (nothing is left behind); `ContextDisposedError` for a disposed owner.
  *
  * @example
  * ```ts
@@ -116,15 +123,45 @@ export class Session implements AsyncDisposable {
  * ```
  */
 export function openSession(owner: Agent | SystemContext, options?: SessionOptions): Session {
-  const parent = owner instanceof Agent ? owner.ctx : owner;
-  if (!(parent instanceof SystemContext)) {
+  const parent = Agent._is(owner) ? owner.ctx : isContext(owner) ? owner : undefined;
+  if (parent === undefined) {
     throw new TypeError(`openSession(owner): owner must be an Agent or a SystemContext, got ${describeValue(owner)}.`);
   }
-  const history = options?.history ?? new ConversationHistory();
-  if (!(history instanceof ConversationHistory)) {
+  let given: unknown;
+  try {
+    given = options?.history;
+  } catch (err) {
+    throw new TypeError(`openSession(owner, options): reading options.history threw: ${errorText(err)}.`, { cause: err });
+  }
+  const history = given ?? new ConversationHistory();
+  if (!isHistory(history)) {
     throw new TypeError(`openSession(owner, { history }): history must be a ConversationHistory, got ${describeValue(history)}.`);
   }
   const ctx = parent.child();
   ctx.insert(ConversationHistory, history);
+  try {
+    ctx.server._makeLocals(ctx, 'session');
+  } catch (err) {
+    void ctx.dispose().catch(() => undefined);
+    throw err;
+  }
   return new Session(ctx, history);
+}
+
+/** `instanceof SystemContext`, false (not a throw) for a proxy whose traps throw. */
+function isContext(value: unknown): value is SystemContext {
+  try {
+    return value instanceof SystemContext;
+  } catch {
+    return false;
+  }
+}
+
+/** `instanceof ConversationHistory`, false (not a throw) for a proxy whose traps throw. */
+function isHistory(value: unknown): value is ConversationHistory {
+  try {
+    return value instanceof ConversationHistory;
+  } catch {
+    return false;
+  }
 }

@@ -22,7 +22,11 @@ export interface TestAgentOptions<G extends readonly TestGlobal[] = readonly Tes
   readonly setup?: AgentSetup;
   /** Globals of the test server: values or `[token, value]` pairs (fakes). */
   readonly globals?: CheckedPairs<G>;
-  /** Locals of the test server: tokens or `[token, factory]` pairs, as for `createTestServer`. */
+  /**
+   * Locals: tokens or `[token, factory]` pairs, registered `per: 'agent'`: the agent's
+   * context gets its own instance (made before `setup`, so `ResMut` works on `agent.ctx`),
+   * and so does every root context and every other agent made on the server.
+   */
   readonly locals?: CheckedFactoryPairs<L>;
   /**
    * Plugins added besides `ToolsPlugin`, `PromptsPlugin` and `AgentsPlugin` (which are
@@ -83,7 +87,7 @@ export async function createTestAgent<const G extends readonly TestGlobal[] = re
   const defaults = [new ToolsPlugin(), new PromptsPlugin(), new AgentsPlugin()].filter((p) => !given.has(p.id));
   const server = new Server();
   try {
-    configure(server, { globals: options.globals, locals: options.locals, plugins: [...defaults, ...extra] }, 'createTestAgent(options)');
+    configure(server, { globals: options.globals, locals: options.locals, plugins: [...defaults, ...extra] }, 'createTestAgent(options)', 'agent');
     await server.finish();
     const owner = server.createContext();
     const { agent } = await owner.get(Agents).create({ id, setup });

@@ -1,7 +1,8 @@
 /**
  * createTestServer: a finished Server with fakes for globals and locals.
  */
-import { Server } from '../context/server.js';
+import { Server, type LocalLifetime } from '../context/server.js';
+import type { SystemContext } from '../context/system-context.js';
 import type { Plugin } from '../context/plugin.js';
 import { describeValue, isToken, type Token } from '../context/token.js';
 import type { CheckedFactoryPairs, CheckedPairs } from './checked-pairs.js';
@@ -9,8 +10,11 @@ import type { CheckedFactoryPairs, CheckedPairs } from './checked-pairs.js';
 /** A global for a test server: a value (its class is the token) or a `[token, value]` pair. */
 export type TestGlobal = object | readonly [Token, unknown];
 
-/** A local for a test server: a token (its class is the factory) or a `[token, factory]` pair. */
-export type TestLocal = Token | readonly [Token, () => unknown];
+/**
+ * A local for a test server: a token (its class is the factory) or a `[token, factory]`
+ * pair; the factory receives the new context (`factory(ctx)`).
+ */
+export type TestLocal = Token | readonly [Token, (ctx: SystemContext) => unknown];
 
 /**
  * Options of {@link createTestServer}. `G` and `L` are the types of the `globals` and
@@ -31,16 +35,19 @@ export function isPair(v: unknown): v is readonly [Token, unknown] {
   return Array.isArray(v) && v.length === 2 && isToken(v[0]);
 }
 
-/** @internal Applies `globals`, `locals` and `plugins` to a server that is still open. */
-export function configure(server: Server, options: TestServerOptions, where: string): void {
+/**
+ * @internal Applies `globals`, `locals` and `plugins` to a server that is still open; the
+ * locals are registered with the lifetime `per` (`'root'` unless said otherwise).
+ */
+export function configure(server: Server, options: TestServerOptions, where: string, per: LocalLifetime = 'root'): void {
   for (const g of options.globals ?? []) {
     if (isPair(g)) server.insertGlobal(g[0], g[1]);
     else if (g !== null && typeof g === 'object' && !Array.isArray(g)) server.insertGlobal(g);
     else throw new TypeError(`${where}: a global must be a value (an object) or a [token, value] pair, got ${describeValue(g)}.`);
   }
   for (const l of options.locals ?? []) {
-    if (isPair(l)) server.registerLocal(l[0], l[1] as () => unknown);
-    else if (isToken(l)) server.registerLocal(l);
+    if (isPair(l)) server.registerLocal(l[0], l[1] as (ctx: SystemContext) => unknown, { per });
+    else if (isToken(l)) server.registerLocal(l, { per });
     else throw new TypeError(`${where}: a local must be a token or a [token, factory] pair, got ${describeValue(l)}.`);
   }
   if (options.plugins !== undefined && options.plugins.length > 0) server.addPlugins(...options.plugins);

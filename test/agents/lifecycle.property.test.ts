@@ -1,15 +1,35 @@
 /**
  * Model-based property test of the agent lifecycle: random sequences of creates (top
  * level and subagents, with setups that succeed, fail, or are cut short by their owner's
- * disposal), racing duplicate creates, handle disposals and owner disposals run against
- * polestar and a small reference model. After every step the registry, the scope
- * tree and the agent/created minus agent/disposed count must match the model, and at the
- * end nothing leaks.
+ * disposal), composed groups (a parent creating subagents in its setup, which may then
+ * fail), racing duplicate creates, handle disposals, owner disposals and sessions, run
+ * against polestar and a small reference model. After every step the registry, the scope
+ * tree and the agent/created minus agent/disposed count must match the model; every live
+ * agent (and every root and session) holds its own `per: 'agent'` (`per: 'session'`)
+ * local, and a local is disposed exactly when its context is; at the end nothing leaks.
  */
 import fc from 'fast-check';
-import { Agent, AgentError, Agents, Events, scopeOf, type AgentHandle, type SystemContext } from '../../src/index.js';
+import { Agent, AgentError, AgentsPlugin, Agents, Events, Server, openSession, scopeOf, type AgentHandle, type SystemContext } from '../../src/index.js';
 import { assertNoLeaks } from '../../src/testing/index.js';
-import { agentServer } from './helpers.js';
+
+/** A local that remembers the context it was made for and how often it was disposed. */
+class Mem {
+  disposed = 0;
+  constructor(readonly ctx: SystemContext) {}
+  [Symbol.dispose](): void {
+    this.disposed++;
+  }
+}
+class SessionMem extends Mem {}
+
+async function agentServer(made: Mem[]): Promise<Server> {
+  const server = new Server();
+  server.registerLocal(Mem, (ctx) => made[made.push(new Mem(ctx)) - 1], { per: 'agent' });
+  server.registerLocal(SessionMem, (ctx) => made[made.push(new SessionMem(ctx)) - 1] as SessionMem, { per: 'session' });
+  server.addPlugins(new AgentsPlugin());
+  await server.finish();
+  return server;
+}
 
 const IDS = ['a', 'b', 'c', 'd', 'e'];
 const OWNERS = 2;
@@ -18,6 +38,8 @@ type Cmd =
   | { op: 'create'; id: number; owner: number; parent: number | null; setup: 'ok' | 'throw' | 'async' }
   | { op: 'createCutByOwner'; id: number; owner: number }
   | { op: 'createTwice'; id: number; owner: number }
+  | { op: 'createComposed'; id: number; owner: number; kids: number[]; failParent: boolean }
+  | { op: 'openSession'; id: number }
   | { op: 'dispose'; id: number }
   | { op: 'disposeOwner'; owner: number };
 
@@ -27,6 +49,11 @@ const cmd: fc.Arbitrary<Cmd> = fc.oneof(
   { weight: 6, arbitrary: fc.record({ op: fc.constant('create' as const), id, owner, parent: fc.option(id, { nil: null }), setup: fc.constantFrom('ok' as const, 'throw' as const, 'async' as const) }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('createCutByOwner' as const), id, owner }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('createTwice' as const), id, owner }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ op: fc.constant('createComposed' as const), id, owner, kids: fc.array(id, { maxLength: 3 }), failParent: fc.boolean() }),
+  },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('openSession' as const), id }) },
   { weight: 3, arbitrary: fc.record({ op: fc.constant('dispose' as const), id }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('disposeOwner' as const), owner }) },
 );
@@ -40,7 +67,8 @@ interface ModelAgent {
 test('the agent registry, scope tree and lifecycle events agree with a reference model', async () => {
   await fc.assert(
     fc.asyncProperty(fc.array(cmd, { maxLength: 40 }), async (cmds) => {
-      const server = await agentServer();
+      const made: Mem[] = [];
+      const server = await agentServer(made);
       const owners: SystemContext[] = Array.from({ length: OWNERS }, () => server.createContext());
       const watcher = server.createContext();
       let announced = 0;
@@ -83,6 +111,47 @@ test('the agent registry, scope tree and lifecycle events agree with a reference
             } else {
               expect(result).toBeInstanceOf(AgentError);
             }
+          }
+        } else if (c.op === 'createComposed') {
+          const name = IDS[c.id];
+          const kidHandles = new Map<string, AgentHandle>();
+          const result = await owners[c.owner]
+            .get(Agents)
+            .create({
+              id: name,
+              setup: async (ctx) => {
+                for (const k of c.kids) {
+                  const h = await agents.create({ id: IDS[k], parent: ctx.get(Agent) }).catch(() => undefined);
+                  if (h !== undefined) {
+                    expect(h.agent.state).toBe('composing');
+                    expect(agents.get(IDS[k])).toBeUndefined();
+                    kidHandles.set(IDS[k], h);
+                  }
+                }
+                if (c.failParent) throw new Error('parent setup failed');
+              },
+            })
+            .then((h) => h, (e: unknown) => e as Error);
+          const expectOk = !model.has(name) && !c.failParent;
+          expect(result instanceof Error).toBe(!expectOk);
+          // the kids that could reserve their ids: free, not the parent's, first of their name
+          const kidsOk = [...new Set(c.kids.map((k) => IDS[k]))].filter((k) => k !== name && !model.has(k));
+          expect([...kidHandles.keys()]).toEqual(model.has(name) ? [] : kidsOk);
+          if (expectOk) {
+            model.set(name, { id: name, owner: c.owner, parent: undefined });
+            handles.set(name, result as AgentHandle);
+            for (const k of kidsOk) {
+              model.set(k, { id: k, owner: c.owner, parent: name });
+              handles.set(k, kidHandles.get(k) as AgentHandle);
+            }
+          } else {
+            for (const h of kidHandles.values()) expect(h.agent.state).toBe('disposed');
+          }
+        } else if (c.op === 'openSession') {
+          const h = handles.get(IDS[c.id]);
+          if (h !== undefined && model.has(IDS[c.id]) && h.agent.state === 'published') {
+            const session = openSession(h.agent);
+            expect(session.ctx.getMut(SessionMem).ctx).toBe(session.ctx);
           }
         } else if (c.op === 'createCutByOwner') {
           const name = IDS[c.id];
@@ -128,7 +197,16 @@ test('the agent registry, scope tree and lifecycle events agree with a reference
           expect(scopeOf(a.ctx)).toBe(a);
           expect(a.parent?.id).toBe(m.parent);
           expect(a.ctx.parent).toBe(m.parent === undefined ? owners[m.owner] : (agents.get(m.parent) as Agent).ctx);
+          // its own per-agent local, made for its own context
+          expect(a.ctx.getMut(Mem).ctx).toBe(a.ctx);
         }
+        // every per-agent / per-session local is disposed once, exactly when its context is;
+        // the live ones are one per live agent, root and session
+        for (const m of made) expect(m.disposed).toBe(m.ctx.isDisposed ? 1 : 0);
+        const live = made.filter((m) => m.disposed === 0);
+        const liveAgentMems = live.filter((m) => !(m instanceof SessionMem) && m.ctx.parent !== undefined);
+        expect(liveAgentMems.map((m) => m.ctx.get(Agent).id).sort()).toEqual([...model.keys()].sort());
+        expect(live.filter((m) => m.ctx.parent === undefined).length).toBe(OWNERS + 1);
       }
       for (const o of owners) await o.dispose();
       await watcher.dispose();

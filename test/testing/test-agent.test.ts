@@ -60,6 +60,7 @@ describe('createTestAgent', () => {
       plugins: [plugin],
       setup: (ctx) => {
         publishedDuringSetup = ctx.get(Agents).get('billing');
+        ctx.getMut(Memory).facts.push('made before setup'); // locals are per agent: the agent's own
         ctx.get(Tools).register(echo);
         ctx.get(Prompts).section({ name: 'persona', order: 0, text: 'You handle billing.' });
       },
@@ -68,7 +69,8 @@ describe('createTestAgent', () => {
     expect(built).toEqual(['extra']);
     expect(agent.id).toBe('billing');
     expect(agent.ctx.get(API_KEY)).toBe('fake-key');
-    expect(agent.ctx.get(Memory)).toBeInstanceOf(Memory);
+    expect(agent.ctx.getMut(Memory).facts).toEqual(['made before setup']);
+    expect(agent.ctx.parent?.getMut(Memory)).not.toBe(agent.ctx.getMut(Memory)); // the owner root has its own
     const result = await agent.ctx.get(Tools).execute({ callId: 'c1', name: 'echo', arguments: { text: 'hi' } });
     expect(result).toEqual({ callId: 'c1', content: 'hi', isError: false });
     const prompts = agent.ctx.get(Prompts);

@@ -299,7 +299,9 @@ export class SystemContext implements AsyncDisposable {
    */
   _setLocal(t: Token, value: unknown, call = 'insert'): unknown {
     let owned = false;
-    if (value !== null && (typeof value === 'object' || typeof value === 'function')) {
+    // A context held as a local is never owned: its parent (or the server) disposes it,
+    // and disposing an ancestor (or itself) from its own disposal would wait for itself.
+    if (value !== null && (typeof value === 'object' || typeof value === 'function') && !(value instanceof SystemContext)) {
       try {
         owned = probeDisposable(value);
       } catch (err) {

@@ -299,11 +299,11 @@ export class SystemContext implements AsyncDisposable {
    */
   _setLocal(t: Token, value: unknown, call = 'insert'): unknown {
     let owned = false;
-    // A context held as a local is never owned: its parent (or the server) disposes it,
-    // and disposing an ancestor (or itself) from its own disposal would wait for itself.
-    if (value !== null && (typeof value === 'object' || typeof value === 'function') && !(value instanceof SystemContext)) {
+    if (value !== null && (typeof value === 'object' || typeof value === 'function')) {
       try {
-        owned = probeDisposable(value);
+        // A context held as a local is never owned: its parent (or the server) disposes
+        // it, and disposing an ancestor (or itself) from its own disposal would wait for itself.
+        owned = probeDisposable(value) && !(value instanceof SystemContext);
       } catch (err) {
         throw new TypeError(
           `${call}(${nameOf(t)}) on a ${this.describe()}: looking up Symbol.asyncDispose / Symbol.dispose on ${describeValue(value)} ` +

@@ -78,14 +78,17 @@ describe('Ownership', () => {
     expect(log).toEqual([1, -1]);
   });
 
-  test('10,000 cleanups drain in linear time', async () => {
+  // No timing assertion (the machine is shared; PLAN.md): drain pops each slot once, so
+  // 10,000 cleanups run once each, last registered first, and leave no slot behind.
+  test('10,000 cleanups drain once each, last registered first, leaving no slot', async () => {
     const o = new Ownership();
-    let n = 0;
-    for (let i = 0; i < 10_000; i++) o.add(() => void n++);
-    const t0 = performance.now();
+    const order: number[] = [];
+    for (let i = 0; i < 10_000; i++) o.add(() => void order.push(i));
     await o.drain([]);
-    expect(n).toBe(10_000);
-    expect(performance.now() - t0).toBeLessThan(500);
+    expect(order).toHaveLength(10_000);
+    expect(order.every((v, i) => v === 9_999 - i)).toBe(true);
+    expect(o.size).toBe(0);
+    expect(o._slots).toBe(0);
   });
 });
 

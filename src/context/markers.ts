@@ -8,6 +8,11 @@ import { nameOf, type Token } from './token.js';
 export type ResourceRole = 'global' | 'local';
 
 const roles = new WeakMap<object, ResourceRole>();
+/**
+ * @internal Whether any class was ever marked `@globalResource()`: until one is, no token
+ * can be global-marked, so hot paths (`ctx.insert`) skip the marker lookup.
+ */
+export let anyGlobalMarked = false;
 /** Memo of {@link roleOf} per class (`null` = unmarked); reset whenever a class is marked. */
 let resolved = new WeakMap<object, ResourceRole | null>();
 
@@ -18,6 +23,7 @@ let resolved = new WeakMap<object, ResourceRole | null>();
 export function globalResource(): <C extends abstract new (...args: any[]) => unknown>(target: C) => void {
   return (target) => {
     roles.set(target, 'global');
+    anyGlobalMarked = true;
     resolved = new WeakMap();
   };
 }

@@ -10,7 +10,7 @@
  */
 import { ContextDisposedError, DisposeTimeoutError, ParamError } from './errors.js';
 import type { InFlight } from './in-flight.js';
-import { assertMayBeLocal, assertMayBeMutated, roleOf } from './markers.js';
+import { anyGlobalMarked, assertMayBeLocal, assertMayBeMutated, roleOf } from './markers.js';
 import { Outputs } from './outputs.js';
 import { ParentFilter } from './parent-filter.js';
 import { providerOf } from './provider-hints.js';
@@ -285,7 +285,7 @@ export class SystemContext implements AsyncDisposable {
       t = a;
       value = b;
     }
-    if (roleOf(t) === 'global') assertMayBeLocal(t, `insert(${nameOf(t)})`);
+    if (anyGlobalMarked && roleOf(t) === 'global') assertMayBeLocal(t, `insert(${nameOf(t)})`);
     if (value === undefined) {
       throw new TypeError(`insert(${nameOf(t)}, undefined): a local can not be undefined; use ctx.remove(${nameOf(t)}) to drop one.`);
     }

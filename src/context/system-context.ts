@@ -807,8 +807,20 @@ export class SystemContext implements AsyncDisposable {
       e.counted = false;
       const v = e.value as object;
       if (server._unhold(v) > 0 || server._isServerValue(v) || !server._claimDisposal(v)) continue;
-      await settle(() => disposeValue(v), errors);
+      await settle(() => this.#notOwnDisposal(disposeValue(v)), errors);
     }
+  }
+
+  /**
+   * `undefined` when `r` is the memoized disposal of this context or of an ancestor (a
+   * local whose disposal disposes the context holding it, e.g. an agent's handle held in
+   * its own subtree): awaiting it here would wait for itself. Otherwise `r`.
+   */
+  #notOwnDisposal(r: unknown): unknown {
+    if (r === undefined || r === null || typeof r !== 'object') return r;
+    if (r === this.#disposal) return undefined;
+    for (let c = this.parent; c !== undefined; c = c.parent) if (r === c.#disposal) return undefined;
+    return r;
   }
 
   #release(): void {

@@ -5,7 +5,8 @@
  * context's `dispose()`, which for the holder itself or one of its ancestors is the very
  * disposal in progress: it waited for itself forever.
  * Fixed: a `SystemContext` held as a local is never owned; its parent (or the server)
- * disposes it.
+ * disposes it. Likewise a local whose disposal returns the disposal in progress of the
+ * holder or an ancestor (an `AgentHandle` held in its own agent's subtree) is not awaited.
  */
 import { Server, token, type SystemContext } from '../../src/index.js';
 
@@ -26,5 +27,19 @@ test('a context holding itself, or an ancestor, as a local is disposed normally'
   await Promise.race([done, timeout]);
   expect([root, session, turn, sibling].every((c) => c.isDisposed)).toBe(true);
   expect(server.liveContexts).toBe(0);
+  await server.dispose();
+}, 20_000);
+
+test('an agent handle held as a local in its own agent’s subtree: the agent’s disposal does not wait for itself', async () => {
+  const { Agents, AgentsPlugin } = await import('../../src/index.js');
+  const server = new Server();
+  server.addPlugins(new AgentsPlugin());
+  await server.finish();
+  const app = server.createContext();
+  const h = await app.get(Agents).create({ id: 'a' });
+  h.agent.ctx.child().insert(h);
+  const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error('disposal waited for itself')), 5_000).unref());
+  await Promise.race([h.dispose(), timeout]);
+  expect(h.agent.isDisposed).toBe(true);
   await server.dispose();
 }, 20_000);

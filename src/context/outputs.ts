@@ -40,6 +40,18 @@ export class Outputs {
     return prev;
   }
 
+  /**
+   * @internal Stores a system's output under a token already validated (at the system's
+   * definition, or as the returned value's class): `insert` without its checks. The
+   * caller reached this through the `outputs` getter, which checked liveness.
+   */
+  _store(token: Token, value: unknown): void {
+    const map = (this.#map ??= new Map());
+    if (this.#last !== token) map.delete(token);
+    map.set(token, value);
+    this.#last = token;
+  }
+
   /** The output stored under `token`; throws `ParamError` `OutputNotFound` when missing. */
   get<T>(token: Token<T>): T {
     this.#check('outputs.get');

@@ -24,6 +24,7 @@ import type { AnySystem, SystemFn } from '../system/system.js';
 import type { Step } from '../execution/steps.js';
 import type { ExecutionResult } from '../execution/execution-result.js';
 import { runOn } from '../system/run.js';
+import type { HoldGroup } from '../system/borrows.js';
 import { withBorrow, type BorrowWaitOptions } from '../system/with-borrow.js';
 import type { Res } from '../system/params.js';
 import { executeOn } from '../execution/execute.js';
@@ -57,6 +58,8 @@ class Extra {
   aborted = false;
   /** The disposal stopped waiting for in-flight work: later work is aborted and given up at once. */
   quiesced = false;
+  /** The async borrow holders running on this context (systems room: one C1 record for all of them). */
+  holds: HoldGroup | undefined = undefined;
 }
 
 interface Frame {

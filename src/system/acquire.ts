@@ -63,7 +63,7 @@ export async function waitAll(
     const w = new Waiter(reqs, hold, left, onTimeout);
     w.start();
     await w.promise;
-    if (ctx.isDisposed) {
+    if (ctx._disposalStarted()) {
       hold.retreat();
       throw new ContextDisposedError(`${hold.label} (granted its borrows)`, ctx.describe());
     }

@@ -43,23 +43,23 @@ export const WAIT_HINT =
 
 // ------------------------------------------------------------------ holders
 
-const noop = (): void => undefined;
-
 /** Async holders whose borrows are taken: a doubly linked list, O(1) in and out. */
 const holders: { first: Hold | undefined } = { first: undefined };
+
+const RESOLVED: Promise<void> = Promise.resolve();
 
 /**
  * @internal Work that holds borrows beyond the call that took them: a system run whose
  * body returned a promise, a `withMut` / `withRes` callback, a tool system, and any of
  * them while it waits for its borrows.
  *
- * It is the contract-C1 in-flight record tracked on the context the work runs on: that
- * context's disposal aborts it (a waiter rejects at once with `ContextDisposedError`),
- * awaits it, and then gives it up, which releases its borrows even if the body never
- * settles (SPEC 10.5). While its borrows are taken it is linked into the holder list,
- * so conflict and timeout messages can name it.
+ * It joins the {@link HoldGroup} of the context it runs on, so that context's disposal
+ * aborts it (a waiter rejects at once with `ContextDisposedError`), awaits it, and then
+ * gives it up, which releases its borrows even if the body never settles (SPEC 10.5).
+ * While its borrows are taken it is linked into the holder list, so conflict and
+ * timeout messages can name it.
  */
-export class Hold implements InFlight {
+export class Hold {
   /** How the holder reads in messages, e.g. `system "summarize"`. */
   readonly label: string;
   /** The context the work runs on. */
@@ -70,13 +70,15 @@ export class Hold implements InFlight {
   readonly writes: readonly boolean[];
   /** Set while it waits for its borrows. */
   waiter: Waiter | undefined = undefined;
+  /** Neighbours in the holder list. */
   prev: Hold | undefined = undefined;
   next: Hold | undefined = undefined;
+  /** Neighbours in its context's group. */
+  gprev: Hold | undefined = undefined;
+  gnext: Hold | undefined = undefined;
+  #group: HoldGroup | undefined = undefined;
   #linked = false;
   #released = false;
-  #promise: Promise<unknown> | undefined = undefined;
-  #settled: Promise<unknown> | undefined = undefined;
-  #untrack: (() => void) | undefined = undefined;
 
   constructor(label: string, ctx: SystemContext, held: Held, writes: readonly boolean[]) {
     this.label = label;
@@ -85,25 +87,21 @@ export class Hold implements InFlight {
     this.writes = writes;
   }
 
-  /** Tracks the work (`promise`) on its context (contract C1). Call once, before anything awaits. */
-  track(promise: Promise<unknown>): void {
-    this.#promise = promise;
-    this.#untrack = this.ctx._track(this);
-  }
-
-  /** Settles with the work; never rejects. Made when the disposal first asks. */
-  get settled(): Promise<unknown> {
-    return (this.#settled ??= (this.#promise ?? Promise.resolve()).then(noop, noop));
+  /** Joins the group of its context (made and tracked there on first use). Call once, before anything awaits. */
+  track(): void {
+    const x = this.ctx._x();
+    let g = x.holds;
+    if (g === undefined) {
+      g = x.holds = new HoldGroup();
+      this.ctx._track(g);
+    }
+    this.#group = g;
+    g.add(this);
   }
 
   /** The disposal of its context started: a waiter stops waiting; a running body goes on (it can watch `ctx.signal`). */
   abort(reason: unknown): void {
     this.waiter?.fail(disposedError(reason, this.ctx, this.label));
-  }
-
-  /** The disposal stopped waiting for it: its borrows are released, even if the body never settles. */
-  giveUp(): void {
-    this.release();
   }
 
   /** Its borrows were taken: link it, so messages can name it. */
@@ -139,14 +137,85 @@ export class Hold implements InFlight {
     this.prev = this.next = undefined;
   }
 
-  /** The work is over: release and untrack. */
+  /** The work is over: release its borrows and leave its group. */
   end(): void {
     this.release();
-    const u = this.#untrack;
-    if (u !== undefined) {
-      this.#untrack = undefined;
-      u();
+    const g = this.#group;
+    if (g !== undefined) {
+      this.#group = undefined;
+      g.remove(this);
     }
+  }
+}
+
+/**
+ * @internal The async holders running on one context, as one contract-C1 in-flight
+ * record: tracked on the context once (when its first holder starts), it aborts, awaits
+ * and gives up all of them. Tracking each run separately would cost a `Set` insertion
+ * and deletion per run; a group costs four pointer writes.
+ */
+export class HoldGroup implements InFlight {
+  #first: Hold | undefined = undefined;
+  #count = 0;
+  #idle: { promise: Promise<void>; resolve: () => void } | undefined = undefined;
+  #abortReason: unknown = undefined;
+  #aborted = false;
+  #gaveUp = false;
+
+  /** The holders still running, for the disposal's timeout message. */
+  get label(): string {
+    const names: string[] = [];
+    for (let h = this.#first; h !== undefined; h = h.gnext) names.push(h.label);
+    return names.join(', ') || 'no system';
+  }
+
+  /** Settles once no holder is running (at once when none is); never rejects. */
+  get settled(): Promise<unknown> {
+    if (this.#count === 0) return RESOLVED;
+    if (this.#idle === undefined) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.#idle = { promise, resolve };
+    }
+    return this.#idle.promise;
+  }
+
+  add(h: Hold): void {
+    const head = this.#first;
+    h.gnext = head;
+    if (head !== undefined) head.gprev = h;
+    this.#first = h;
+    this.#count++;
+    if (this.#aborted) h.abort(this.#abortReason);
+    if (this.#gaveUp) h.release();
+  }
+
+  remove(h: Hold): void {
+    if (h.gprev !== undefined) h.gprev.gnext = h.gnext;
+    else this.#first = h.gnext;
+    if (h.gnext !== undefined) h.gnext.gprev = h.gprev;
+    h.gprev = h.gnext = undefined;
+    if (--this.#count === 0 && this.#idle !== undefined) {
+      this.#idle.resolve();
+      this.#idle = undefined;
+    }
+  }
+
+  /** The disposal of the context started: every waiter in it rejects. */
+  abort(reason: unknown): void {
+    this.#aborted = true;
+    this.#abortReason = reason;
+    for (let h = this.#first; h !== undefined; ) {
+      const next = h.gnext;
+      h.abort(reason);
+      h = next;
+    }
+  }
+
+  /** The disposal stopped waiting: every holder's borrows are released, settled or not. */
+  giveUp(): void {
+    this.#gaveUp = true;
+    for (let h = this.#first; h !== undefined; h = h.gnext) h.release();
   }
 }
 

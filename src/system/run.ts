@@ -7,7 +7,7 @@ import { describeValue, isToken, type Token } from '../context/token.js';
 import { fillArgs, resolveAll, waitAll } from './acquire.js';
 import { Hold, release, tryTake, type Held } from './borrows.js';
 import { SystemError } from './system-error.js';
-import { asSystem, Unit, type System } from './system.js';
+import { asSystem, System, Unit } from './system.js';
 
 /**
  * @internal `ctx.run(system)`. Every failure rejects (SPEC 10.7): a disposed context
@@ -15,20 +15,9 @@ import { asSystem, Unit, type System } from './system.js';
  * (`SystemError`).
  */
 export function runOn(ctx: SystemContext, value: unknown): Promise<unknown> {
-  let sys: System;
   try {
     ctx._live('run()');
-    sys = asSystem(value, 'ctx.run(system)');
-  } catch (err) {
-    return Promise.reject(err);
-  }
-  return runSystemOn(ctx, sys);
-}
-
-/** @internal Runs a known system on `ctx`; never throws synchronously. */
-export function runSystemOn(ctx: SystemContext, sys: System): Promise<unknown> {
-  try {
-    const r = runSystemStep(ctx, sys);
+    const r = runSystemStep(ctx, value instanceof System ? value : asSystem(value, 'ctx.run(system)'));
     return r instanceof Promise ? r : Promise.resolve(r);
   } catch (err) {
     return Promise.reject(err);
@@ -64,57 +53,108 @@ export function runSystemStep(ctx: SystemContext, sys: System, sink?: OutputSink
   }
   const mode = sys._borrows;
   if (mode === 'wait' || (mode === undefined && ctx.server.options.borrows === 'wait')) return runWaiting(ctx, sys, self, sink);
-  const fetchers = sys._fetchers;
-  const n = fetchers.length;
-  const held: Held = n === 0 ? noHeld : new Array(n);
-  const args = new Array(n);
-  let i = 0;
+  // The hot path. Up to four parameters are fetched into locals and passed with `call`
+  // (no argument array, no `apply`); the borrow array is reused by the next run of the
+  // same system once a synchronous run gave it back.
+  const f = sys._fetchers;
+  const n = f.length;
+  const spare = sys._spare;
+  let held = spare.held;
+  if (held === undefined) held = new Array(n);
+  else spare.held = undefined;
+  let a0: unknown, a1: unknown, a2: unknown, a3: unknown;
+  let rest: unknown[] | undefined;
   try {
-    for (; i < n; i++) args[i] = fetchers[i](ctx, held);
+    if (n > 0) {
+      a0 = f[0](ctx, held);
+      if (n > 1) {
+        a1 = f[1](ctx, held);
+        if (n > 2) {
+          a2 = f[2](ctx, held);
+          if (n > 3) {
+            a3 = f[3](ctx, held);
+            if (n > 4) {
+              rest = [a0, a1, a2, a3];
+              for (let i = 4; i < n; i++) rest.push(f[i](ctx, held));
+            }
+          }
+        }
+      }
+    }
   } catch (err) {
     release(held, sys._writes);
+    spare.held = held;
     throw new SystemError('ParamError', sys.name, err);
   }
-  return call(ctx, sys, self, args, held, sink, undefined);
+  let r: unknown;
+  const fn = sys.fn;
+  try {
+    switch (n) {
+      case 0:
+        r = fn.call(self);
+        break;
+      case 1:
+        r = fn.call(self, a0);
+        break;
+      case 2:
+        r = fn.call(self, a0, a1);
+        break;
+      case 3:
+        r = fn.call(self, a0, a1, a2);
+        break;
+      case 4:
+        r = fn.call(self, a0, a1, a2, a3);
+        break;
+      default:
+        r = fn.apply(self, rest as unknown[]);
+    }
+  } catch (err) {
+    release(held, sys._writes);
+    spare.held = held;
+    throw bodyError(ctx, sys, err);
+  }
+  if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') return settleAsync(ctx, sys, r, held, sink, undefined);
+  release(held, sys._writes);
+  spare.held = held;
+  return store(ctx, sys, r, sink);
 }
 
 /**
- * Calls the body with its borrows taken, then stores the output and releases them. A
- * body that returns a thenable makes (or, for a waiting run, reuses) a {@link Hold}:
- * tracked on `ctx`, so the context's disposal awaits it and releases its borrows when it
- * gives up (SPEC 10.5), and named by conflict messages while it holds them.
+ * The rest of a run whose body returned a thenable: the borrows stay held by a
+ * {@link Hold} (made here, or the waiting run's own) until it settles. The hold joins the
+ * group of `ctx`, so the context's disposal awaits it and releases its borrows when it
+ * gives up (SPEC 10.5), and conflict messages can name it meanwhile.
  */
-function call(ctx: SystemContext, sys: System, self: unknown, args: unknown[], held: Held, sink: OutputSink | undefined, hold: Hold | undefined): unknown {
+function settleAsync(ctx: SystemContext, sys: System, r: unknown, held: Held, sink: OutputSink | undefined, hold: Hold | undefined): Promise<unknown> {
+  const h = hold ?? new Hold(sys._label, ctx, held, sys._writes);
+  const p = Promise.resolve(r).then(
+    (v) => {
+      h.end();
+      return store(ctx, sys, v, sink);
+    },
+    (err: unknown) => {
+      h.end();
+      throw bodyError(ctx, sys, err);
+    },
+  );
+  if (hold === undefined) {
+    h.link();
+    h.track();
+  }
+  return p;
+}
+
+/** Calls the body of a waiting run (its borrows held by `hold`), then stores the output. */
+function callHeld(ctx: SystemContext, sys: System, self: unknown, args: unknown[], hold: Hold, sink: OutputSink | undefined): unknown {
   let r: unknown;
-  let thenable: boolean;
   try {
     r = sys.fn.apply(self, args);
-    thenable = r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function';
   } catch (err) {
-    if (hold === undefined) release(held, sys._writes);
-    else hold.end();
+    hold.end();
     throw bodyError(ctx, sys, err);
   }
-  if (thenable) {
-    const h = hold ?? new Hold(sys._label, ctx, held, sys._writes);
-    const p = Promise.resolve(r).then(
-      (v) => {
-        h.end();
-        return store(ctx, sys, v, sink);
-      },
-      (err: unknown) => {
-        h.end();
-        throw bodyError(ctx, sys, err);
-      },
-    );
-    if (hold === undefined) {
-      h.link();
-      h.track(p);
-    }
-    return p;
-  }
-  if (hold === undefined) release(held, sys._writes);
-  else hold.end();
+  if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') return settleAsync(ctx, sys, r, hold.held, sink, hold);
+  hold.end();
   return store(ctx, sys, r, sink);
 }
 
@@ -131,23 +171,31 @@ function runWaiting(ctx: SystemContext, sys: System, self: unknown, sink: Output
   const fail = (_i: number, err: unknown): unknown => new SystemError('ParamError', sys.name, err);
   const reqs = resolveAll(ctx, params, args, fail);
   if (tryTake(reqs, held)) {
+    // Granted at once: from here on, exactly the hot path's call.
     fillArgs(ctx, params, reqs, args);
-    return call(ctx, sys, self, args, held, sink, undefined);
+    let r: unknown;
+    try {
+      r = sys.fn.apply(self, args);
+    } catch (err) {
+      release(held, sys._writes);
+      throw bodyError(ctx, sys, err);
+    }
+    if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') return settleAsync(ctx, sys, r, held, sink, undefined);
+    release(held, sys._writes);
+    return store(ctx, sys, r, sink);
   }
   const hold = new Hold(sys._label, ctx, held, sys._writes);
   const timeoutMs = sys._borrowTimeoutMs ?? ctx.server.options.borrowTimeoutMs;
   const p = waitAll(ctx, params, reqs, args, hold, timeoutMs, (err) => new SystemError('ParamError', sys.name, err), fail).then(
-    () => call(ctx, sys, self, args, held, sink, hold),
+    () => callHeld(ctx, sys, self, args, hold, sink),
     (err: unknown) => {
       hold.end();
       throw err;
     },
   );
-  hold.track(p);
+  hold.track();
   return p;
 }
-
-const noHeld: Held = [];
 
 /** The `ExecutionError` for a throw or rejection of the body: its message names the context it ran on. */
 function bodyError(ctx: SystemContext, sys: System, err: unknown): SystemError {
@@ -174,7 +222,7 @@ function store(ctx: SystemContext, sys: System, v: unknown, sink: OutputSink | u
     }
   }
   try {
-    ctx.outputs.insert(key, v);
+    ctx.outputs._store(key, v);
   } catch (err) {
     throw new SystemError('ExecutionError', sys.name, err, `its output could not be stored: ${messageOf(err)}`);
   }

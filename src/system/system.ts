@@ -7,6 +7,7 @@
 import { assertToken, describeValue, isToken, nameOf, token, type Class, type Token } from '../context/token.js';
 import { methodParamsOf, siteName } from './decorators.js';
 import type { BorrowMode } from '../context/server-options.js';
+import type { ResourceEntry } from '../context/resource-entry.js';
 import { checkTimeout } from './borrows.js';
 import { makeFetcher, type Fetcher } from './fetch.js';
 import { isParam, type Param, type ParamValues } from './params.js';
@@ -78,6 +79,8 @@ export class System<O = unknown> {
   readonly _borrowTimeoutMs: number | undefined;
   /** @internal How the system reads in conflict messages: `system "name"`. */
   readonly _label: string;
+  /** @internal A borrow array the next run may reuse (given back by a synchronous run). */
+  readonly _spare: { held: (ResourceEntry | undefined)[] | undefined };
   /** Type-level only: the output type. */
   declare readonly [outputType]?: O;
 
@@ -104,6 +107,7 @@ export class System<O = unknown> {
     this._borrows = o.borrows;
     this._borrowTimeoutMs = o.borrowTimeoutMs;
     this._label = `system "${name}"`;
+    this._spare = { held: undefined };
     Object.freeze(this);
   }
 }

@@ -269,7 +269,7 @@ function callToolSystem(sys: System, toolArgs: unknown, execution: ToolExecution
         throw err;
       },
     );
-    hold.track(p);
+    hold.track();
     return p;
   } catch (err) {
     return Promise.reject(err);
@@ -304,7 +304,7 @@ function runBody(sys: System, ctx: SystemContext, label: string, values: unknown
   );
   if (hold === undefined) {
     h.link();
-    h.track(p);
+    h.track();
   }
   return p;
 }

@@ -61,7 +61,7 @@ export function withBorrow(ctx: SystemContext, token: Token, fn: (value: any) =>
         throw err;
       },
     );
-    hold.track(p);
+    hold.track();
     return p;
   } catch (err) {
     release(held, write ? WRITE : READ);
@@ -94,7 +94,7 @@ function runHeld(hold: Hold, fn: (value: unknown) => unknown, value: unknown, tr
   );
   if (track) {
     hold.link();
-    hold.track(p);
+    hold.track();
   }
   return p;
 }

@@ -17,7 +17,7 @@ import type { InFlight } from '../context/in-flight.js';
 import { MAX_TIMEOUT_MS } from '../context/server-options.js';
 import type { ResourceEntry } from '../context/resource-entry.js';
 import type { SystemContext } from '../context/system-context.js';
-import { nameOf, type Token } from '../context/token.js';
+import { describeValue, nameOf, type Token } from '../context/token.js';
 
 /** @internal Borrowed entries of one run, indexed by parameter. */
 export type Held = (ResourceEntry | undefined)[];
@@ -344,7 +344,7 @@ export class Waiter {
   start(): void {
     for (const r of this.reqs) (r.entry.queue ??= []).push({ waiter: this, write: r.write });
     this.hold.waiter = this;
-    this.#timer = setTimeout(() => this.#timeout(), Math.min(this.timeoutMs, MAX_TIMEOUT_MS));
+    this.#timer = setTimeout(() => this.#timeout(), this.timeoutMs);
   }
 
   /** Granted: takes every borrow into the hold. */
@@ -428,11 +428,14 @@ function pump(e: ResourceEntry): void {
   }
 }
 
-/** @internal Reads a `borrowTimeoutMs`-like option: a non-negative finite number. */
+/**
+ * @internal Reads a `borrowTimeoutMs`-like option: 0 to 2,147,483,647 ms (the longest
+ * delay a Node timer honours), as `new Server({ borrowTimeoutMs })` accepts.
+ */
 export function checkTimeout(value: unknown, where: string): number | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    throw new TypeError(`${where} must be a non-negative number of milliseconds, got ${String(value)}.`);
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > MAX_TIMEOUT_MS) {
+    throw new TypeError(`${where} must be a number of milliseconds from 0 to ${MAX_TIMEOUT_MS}, got ${describeValue(value)}.`);
   }
   return value;
 }

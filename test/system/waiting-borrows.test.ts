@@ -314,7 +314,8 @@ describe("'wait'", () => {
 
   test('options are checked at definition', () => {
     expect(() => system([], () => 1, { borrows: 'sometimes' as never })).toThrow(/options.borrows must be 'fail' or 'wait'/);
-    expect(() => system([], () => 1, { borrowTimeoutMs: -1 })).toThrow(/borrowTimeoutMs must be a non-negative number/);
+    expect(() => system([], () => 1, { borrowTimeoutMs: -1 })).toThrow(/borrowTimeoutMs must be a number of milliseconds from 0 to 2147483647/);
+    expect(() => system([], () => 1, { borrowTimeoutMs: Infinity })).toThrow(TypeError);
     expect(() => system([], () => 1, { borrowTimeoutMs: Number.NaN })).toThrow(TypeError);
   });
 });

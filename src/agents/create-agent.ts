@@ -52,9 +52,9 @@ interface Snapshot {
  * await (so a concurrent create of the same id is refused at once); every failure
  * rejects, never throws.
  *
- * Order: reserve → scope (with `parentFilter`) → the `per: 'agent'` locals → `beforeSetup` → `setup` → `prepare` → (for a root) wait for
- * the agents composed with it → publish it and then each composed agent (registry, then
- * `agent/created`). An agent created while another agent is composing joins that agent's
+ * Order: reserve → scope (with `parentFilter`) → the `per: 'agent'` locals →
+ * `beforeSetup` → `setup` → `prepare` → (for a root) wait for the agents composed with it
+ * → publish it and then each composed agent (registry, then `agent/created`). An agent created while another agent is composing joins that agent's
  * group: its create resolves after its own steps with `state === 'composing'`, and the
  * group's root publishes it.
  */
@@ -81,12 +81,13 @@ export async function createAgent(view: Agents, options: CreateAgentOptions, ste
   // ---- reserve, mint the scope, join a composing agent's group (no await so far)
   const owner = parent === undefined ? viewCtx : parent.ctx;
   const anchor = parent ?? nearestAgent(viewCtx);
-  const group = anchor !== undefined && anchor.state === 'composing' ? anchor._composition : undefined;
+  // A composing anchor is a group's root (its group is made when the first member joins)
+  // or a member (which always holds its root's group).
+  const group = anchor !== undefined && anchor.state === 'composing' ? (anchor._composition ??= new Composition(anchor)) : undefined;
   const agent = new Agent(registry, id, parent, owner, parentFilter);
   registry.reserve(agent);
-  const composition = group ?? new Composition(agent);
-  agent._composition = composition;
-  const settleMember = group === undefined ? undefined : group.join(agent);
+  agent._composition = group;
+  const settleMember = group?.join(agent);
 
   let abort!: () => void;
   const aborted = new Promise<'aborted'>((resolve) => {
@@ -145,6 +146,11 @@ export async function createAgent(view: Agents, options: CreateAgentOptions, ste
   }
 
   // ---- the root: wait for the members still running their setup, then publish the group
+  const composition = agent._composition;
+  if (composition === undefined) {
+    await announce(agent, agent, registry, parent);
+    return new AgentHandle(agent);
+  }
   for (let i = 0; i < composition.size; i++) {
     if ((await Promise.race([composition.member(i).ready, aborted])) === 'aborted' || agent.isDisposed) {
       throw await rollback(agent, disposedMeanwhile(agent, parent, 'the agents composed with it were running their setup'));
@@ -195,7 +201,7 @@ async function announce(root: Agent, agent: Agent, registry: AgentRegistry, pare
   const errors = await registry.bus.emit(agent, 'agent/created', [agent]);
   if (errors.length > 0) {
     const cause = errors.length === 1 ? errors[0] : new AggregateError(errors, `${errors.length} agent/created listeners failed`);
-    const undone = agent === root && root._composition?.size === 0 ? 'the agent was disposed again' : 'the agent and every agent composed with it were disposed again';
+    const undone = root._composition === undefined ? 'the agent was disposed again' : 'the agent and every agent composed with it were disposed again';
     throw await rollback(root, new AgentError(id, `agent "${id}": an agent/created listener failed${whose}: ${errorText(cause)}; ${undone}.`, { cause }));
   }
   if (root.isDisposed) {

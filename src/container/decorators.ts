@@ -12,7 +12,7 @@ import { inject as inversifyInject, injectable as inversifyInjectable } from 'in
  *
  * @example
  * ```ts
- * import { injectable, inject, token, type SystemContext } from 'polestar-di';
+ * import { Server, inject, injectable, token } from 'polestar-di';
  *
  * const ApiKey = token<string>('ApiKey');
  *
@@ -21,8 +21,11 @@ import { inject as inversifyInject, injectable as inversifyInjectable } from 'in
  *   constructor(@inject(ApiKey) readonly key: string) {}
  * }
  *
- * declare const ctx: SystemContext;
- * ctx.resolve(Client).key;
+ * const server = new Server();
+ * server.insertGlobal(ApiKey, 'secret');
+ * await server.finish();
+ * console.log(server.createContext().resolve(Client).key); // 'secret'
+ * await server.dispose();
  * ```
  */
 export const injectable: typeof inversifyInjectable = inversifyInjectable;

@@ -127,10 +127,17 @@ export class Layers<E> {
     if (notify) this.#notify({ kind: 'remove', entry }, false);
   }
 
+  /**
+   * Invalidates exactly the merged views a change of `layer` affects: a scoped layer's own
+   * cache here (it also depends on the global layer, checked lazily by version in
+   * `merged`), and for the global layer the global view (every scoped cache then sees a
+   * newer global version). Other scopes' caches stay.
+   */
   #touch(layer: Layer<E>): void {
     layer.version++;
     this.version++;
     if (layer === this.#global) this.#globalMerged = undefined;
+    else layer.merged = undefined;
   }
 
   #notify(change: LayerChange<E>, rethrow: boolean): void {

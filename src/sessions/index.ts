@@ -32,3 +32,19 @@ export type {
 } from './store.js';
 export { MemorySessionStore } from './memory-store.js';
 export type { MemorySessionStoreOptions } from './memory-store.js';
+export { SessionsPlugin } from './plugin.js';
+export type { SessionsPluginOptions } from './plugin.js';
+export { Sessions } from './sessions.js';
+export type {
+  CreateSessionOptions,
+  ResumeSessionOptions,
+  OneshotOptions,
+  OneshotResult,
+  SessionListItem,
+  SessionListPage,
+} from './sessions.js';
+export { DurableSession } from './durable-session.js';
+export type { TurnFn, SessionCheckpoint, SessionEventPayload } from './durable-session.js';
+export { TurnLog } from './turn-log.js';
+export type { LocalSerializer, SerializerEntry } from './serializers.js';
+export type { SessionEventRecord, InterruptedTurn, InterruptedHandler } from './runtime.js';

@@ -1,0 +1,117 @@
+/**
+ * `SessionsPlugin` (SPEC §12.1): installs `Sessions` over one `SessionStore`.
+ */
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { ServerError } from '../context/errors.js';
+import type { Plugin } from '../context/plugin.js';
+import type { Server } from '../context/server.js';
+import { describeValue } from '../context/token.js';
+import { installEvents } from '../events/events.js';
+import { MemorySessionStore } from './memory-store.js';
+import { SessionRegistry, type InterruptedHandler, type SessionsRuntime } from './runtime.js';
+import { checkSerializers, type SerializerEntry } from './serializers.js';
+import { Sessions } from './sessions.js';
+import type { SessionStore } from './store.js';
+
+/** Options of {@link SessionsPlugin}. */
+export interface SessionsPluginOptions {
+  /** Where sessions live; a `MemorySessionStore` (made and closed by the plugin) by default. A store given here is the caller's to close. */
+  readonly store?: SessionStore;
+  /** Which locals persist: `[token, { key, version, scope, serialize, deserialize }]` pairs. */
+  readonly serializers?: Iterable<SerializerEntry>;
+  /** Lease time to live in milliseconds (default 30,000); the lease is renewed every `leaseTtlMs / 3`. */
+  readonly leaseTtlMs?: number;
+  /** Called by `resume` for a turn a crash interrupted; its messages are committed as the next turn before publication. */
+  readonly interrupted?: InterruptedHandler;
+  /** What `resume` does with a persisted local that has no serializer: `'fail'` (`UNKNOWN_LOCAL`, default) or `'drop'` (skip it). */
+  readonly unknownLocals?: 'fail' | 'drop';
+  /** How many of the last turns' checkpoints are kept besides checkpoint 0 and the pinned ones (default 20). */
+  readonly keepCheckpoints?: number;
+}
+
+const DEFAULT_LEASE_TTL_MS = 30_000;
+const DEFAULT_KEEP = 20;
+
+/**
+ * Installs `Sessions` (`ctx.get(Sessions)`, a view bound to `ctx`) backed by one store,
+ * with one lease owner id per server. Needs `AgentsPlugin`: `finish()` rejects naming it
+ * otherwise. The options are read and validated once, here (a `TypeError` names the bad
+ * one).
+ *
+ * @example
+ * ```ts
+ * const server = new Server().addPlugins(new AgentsPlugin(), new SessionsPlugin({ leaseTtlMs: 10_000 }));
+ * await server.finish();
+ * ```
+ */
+export class SessionsPlugin implements Plugin {
+  /** The plugin id: `sessions`. */
+  readonly id = 'sessions';
+  readonly #store: SessionStore | undefined;
+  readonly #options: Omit<SessionsRuntime, 'store' | 'owner' | 'registry'>;
+  #made: SessionStore | undefined;
+
+  /** @param options - see {@link SessionsPluginOptions}. */
+  constructor(options: SessionsPluginOptions = {}) {
+    if (options === null || typeof options !== 'object') {
+      throw new TypeError(`new SessionsPlugin(options): options must be an object, got ${describeValue(options)}.`);
+    }
+    const { store, serializers, leaseTtlMs, interrupted, unknownLocals, keepCheckpoints } = options;
+    if (store !== undefined && (store === null || typeof store !== 'object' || typeof store.acquire !== 'function' || typeof store.commit !== 'function')) {
+      throw new TypeError(`new SessionsPlugin({ store }): store must implement SessionStore (e.g. new MemorySessionStore()), got ${describeValue(store)}.`);
+    }
+    const ttl = leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
+    if (typeof ttl !== 'number' || !Number.isSafeInteger(ttl) || ttl < 3 || ttl > 2 ** 31 - 1) {
+      throw new TypeError(`new SessionsPlugin({ leaseTtlMs }): leaseTtlMs must be an integer of milliseconds from 3 to 2^31 - 1, got ${describeValue(ttl)}.`);
+    }
+    if (interrupted !== undefined && typeof interrupted !== 'function') {
+      throw new TypeError(`new SessionsPlugin({ interrupted }): interrupted must be a function (turn, session) => ChatMessage[], got ${describeValue(interrupted)}.`);
+    }
+    const unknown = unknownLocals ?? 'fail';
+    if (unknown !== 'fail' && unknown !== 'drop') {
+      throw new TypeError(`new SessionsPlugin({ unknownLocals }): unknownLocals must be 'fail' or 'drop', got ${describeValue(unknown)}.`);
+    }
+    const keep = keepCheckpoints ?? DEFAULT_KEEP;
+    if (typeof keep !== 'number' || !Number.isSafeInteger(keep) || keep < 0) {
+      throw new TypeError(`new SessionsPlugin({ keepCheckpoints }): keepCheckpoints must be an integer >= 0, got ${describeValue(keep)}.`);
+    }
+    this.#store = store;
+    this.#options = Object.freeze({
+      serializers: checkSerializers(serializers),
+      leaseTtlMs: ttl,
+      keepCheckpoints: keep,
+      unknownLocals: unknown,
+      interrupted,
+    });
+  }
+
+  /** Installs `Sessions` (and the shared `Events`); refuses a server without `AgentsPlugin`. */
+  build(server: Server): void {
+    if (!server.hasPlugin('agents')) {
+      throw new ServerError(
+        'SessionsPlugin needs AgentsPlugin (each durable session creates its own agent): call server.addPlugins(new AgentsPlugin(), new SessionsPlugin(...)) before finish().',
+      );
+    }
+    installEvents(server);
+    const store = this.#store ?? (this.#made = new MemorySessionStore());
+    const registry = new SessionRegistry();
+    const rt: SessionsRuntime = Object.freeze({
+      ...this.#options,
+      store,
+      registry,
+      owner: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+    });
+    if (!server.insertGlobalView(Sessions, (ctx) => new Sessions(rt, ctx))) {
+      throw new ServerError('SessionsPlugin: a global of token Sessions already exists; add SessionsPlugin once and do not insert Sessions by hand.');
+    }
+    server._leakProbes.add(() => registry.live());
+  }
+
+  /** Closes the store when the plugin made it (a store given in the options is the caller's). */
+  async cleanup(): Promise<void> {
+    const made = this.#made;
+    this.#made = undefined;
+    if (made !== undefined) await made.close();
+  }
+}

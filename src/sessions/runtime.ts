@@ -1,0 +1,94 @@
+/**
+ * @internal What one `SessionsPlugin` shares between its `Sessions` views and the durable
+ * sessions they open: the store, the serializers, the options, the lease owner id, and the
+ * registry of the sessions live (or loading) in this process.
+ */
+import type { ChatMessage } from '../agents/history.js';
+import type { Session } from '../agents/session.js';
+import type { JsonValue } from '../tools/lossless-json.js';
+import type { SerializerSet } from './serializers.js';
+import type { SessionEventStatus, SessionStore } from './store.js';
+
+/** One stored event of a session, as `sessions.events()` and `interruptedTurns` give it. */
+export interface SessionEventRecord {
+  /** Position in the session's log: contiguous from 1. */
+  readonly seq: number;
+  /** The turn number of the attempt it belongs to. */
+  readonly turn: number;
+  /** What happened: `history/append`, `history/replace`, or a `TurnLog` kind. */
+  readonly kind: string;
+  /** The body, exactly as written. */
+  readonly body: JsonValue;
+  /** `committed`, `aborted`, `superseded` (after a rollback) or `pending` (flushed, turn not ended yet). */
+  readonly status: SessionEventStatus;
+}
+
+/** A turn that was started and never ended (its process crashed or lost its lease), found by `resume`. */
+export interface InterruptedTurn {
+  /** The turn number it would have committed as (the next commit reuses it). */
+  readonly turn: number;
+  /** When it started, on the store's clock. */
+  readonly startedAt: Date;
+  /** What it flushed before it stopped (now `aborted`): history changes and `TurnLog` events. */
+  readonly events: readonly SessionEventRecord[];
+}
+
+/**
+ * Called by `resume` for a turn a crash interrupted; the messages it returns are
+ * committed as the next turn before the session is published (e.g. a system message
+ * telling the model that a tool call's outcome is unknown).
+ */
+export type InterruptedHandler = (turn: InterruptedTurn, session: Session) => readonly ChatMessage[] | Promise<readonly ChatMessage[]>;
+
+/** @internal The live durable sessions of one plugin, by session id. */
+export interface RegistryEntry {
+  readonly id: string;
+  readonly isDisposed: boolean;
+  readonly _published: boolean;
+}
+
+/** @internal */
+export class SessionRegistry<S extends RegistryEntry = RegistryEntry> {
+  readonly #byId = new Map<string, S>();
+
+  /** The session holding `id` (loading or published), if any. */
+  holder(id: string): S | undefined {
+    return this.#byId.get(id);
+  }
+
+  /** Reserves the id; the caller checked it is free. */
+  reserve(s: S): void {
+    this.#byId.delete(s.id);
+    this.#byId.set(s.id, s);
+  }
+
+  /** Frees the id if `s` holds it. */
+  leave(s: S): void {
+    if (this.#byId.get(s.id) === s) this.#byId.delete(s.id);
+  }
+
+  /** The published, live session of `id`. */
+  get(id: string): S | undefined {
+    const s = this.#byId.get(id);
+    return s !== undefined && s._published && !s.isDisposed ? s : undefined;
+  }
+
+  /** Leak probe: every session still holding its id. */
+  live(): string[] {
+    return [...this.#byId.values()].map((s) => `durable session "${s.id}"${s._published ? '' : ' (loading)'}`);
+  }
+}
+
+/** @internal */
+export interface SessionsRuntime {
+  readonly store: SessionStore;
+  readonly serializers: SerializerSet;
+  readonly leaseTtlMs: number;
+  readonly keepCheckpoints: number;
+  readonly unknownLocals: 'fail' | 'drop';
+  readonly interrupted: InterruptedHandler | undefined;
+  /** This server's lease owner id. */
+  readonly owner: string;
+   
+  readonly registry: SessionRegistry<any>;
+}

@@ -56,3 +56,9 @@ export type {
   AnthropicMessageLike,
   AnthropicConversationLike,
 } from './anthropic.js';
+export { prepareTurn } from './prepare-turn.js';
+export type { PreparedTurn } from './prepare-turn.js';
+export { mountMcpTools, McpMountError, MCP_DEFAULT_SCHEMA_DIALECT } from './mcp.js';
+export type { McpMount, McpMountOptions } from './mcp.js';
+export { McpToolError } from './mcp-result.js';
+export type { McpTool, McpListToolsResult, McpContentPart, McpCallToolResult, McpToolSource } from './mcp-result.js';

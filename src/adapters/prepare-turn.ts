@@ -16,7 +16,7 @@ export interface PreparedTurn {
   readonly system: string;
   /** The tools shown to the model: exactly `assembly.tools`. Convert them with `toOpenAIChatTools` and the like. */
   readonly tools: readonly ToolSchema[];
-  /** The assembly both were made from; {@link executeToolCall} refuses any tool it did not show. */
+  /** The assembly both were made from: what the model was shown (pass it to `Tools.execute(call, { shown })`). */
   readonly assembly: PromptAssembly;
 }
 

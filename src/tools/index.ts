@@ -1,6 +1,10 @@
 // Tools: the scoped tool registry and its execution pipeline.
 export { Tools, ToolsPlugin } from './tools.js';
 export { Approval } from './approval.js';
+export { ToolSchemaError } from './schema/tool-schema-error.js';
+export type { ToolsPluginOptions } from './schema/plugin-options.js';
+export type { JsonSchemaDialect, DefaultJsonSchemaDialect } from './schema/dialects.js';
+export type { StandardJsonSchema } from './schema/standard-schema.js';
 export { NotLosslessJsonError, snapshotJson } from './lossless-json.js';
 export type { JsonValue, JsonObject } from './lossless-json.js';
 export type {

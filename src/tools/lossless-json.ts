@@ -46,9 +46,12 @@ export const MAX_JSON_DEPTH = 256;
  * @param value - the value to snapshot.
  * @param what - prefix of the error message, e.g. `tool parameters`.
  * @param root - name of the root in error paths, e.g. `parameters`.
+ * @param ignoredHiddenKey - a key whose *non-enumerable* own property is left out of the
+ *   copy instead of being refused (tool parameters pass `'~standard'`, which
+ *   `z.toJSONSchema()` output carries).
  * @throws NotLosslessJsonError naming the path and the reason.
  */
-export function snapshotJson(value: unknown, what: string, root: string): JsonValue {
+export function snapshotJson(value: unknown, what: string, root: string, ignoredHiddenKey?: string): JsonValue {
   const ancestors = new Set<object>();
   const visit = (v: unknown, path: string, depth: number): JsonValue => {
     switch (typeof v) {
@@ -81,7 +84,10 @@ export function snapshotJson(value: unknown, what: string, root: string): JsonVa
         throw new NotLosslessJsonError(what, path, `is a ${name} instance (only plain objects and arrays are JSON)`);
       }
       const keys = Object.keys(obj);
-      const own = Reflect.ownKeys(obj);
+      let own = Reflect.ownKeys(obj);
+      if (ignoredHiddenKey !== undefined && own.length !== keys.length && own.includes(ignoredHiddenKey) && !keys.includes(ignoredHiddenKey)) {
+        own = own.filter((k) => k !== ignoredHiddenKey);
+      }
       if (own.length !== keys.length) {
         const odd = own.find((k) => typeof k === 'symbol' || !keys.includes(k));
         throw new NotLosslessJsonError(

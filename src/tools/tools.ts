@@ -2,8 +2,6 @@
  * The tools registry: one shared {@link ToolRegistry} per server and a {@link Tools} view
  * per context (`ctx.get(Tools)`), whose registrations belong to `scopeOf(ctx)`.
  */
-import type { ValidateFunction } from 'ajv';
-import { Ajv } from 'ajv';
 import type { Server } from '../context/server.js';
 import { SystemContext } from '../context/system-context.js';
 import { describeValue } from '../context/token.js';
@@ -12,7 +10,11 @@ import { setProvider } from '../context/provider-hints.js';
 import { installEvents } from '../events/events.js';
 import type { EventBus } from '../events/bus.js';
 import { Layers, RegistrationError, scopeLabel } from '../scope/layers.js';
-import { NotLosslessJsonError, snapshotJson, thawJson, type JsonObject } from './lossless-json.js';
+import { thawJson, type JsonObject } from './lossless-json.js';
+import { ValidatorCache } from './schema/validator-cache.js';
+import { snapshotParameters } from './schema/parameters.js';
+import { standardTarget } from './schema/dialects.js';
+import { readToolsPluginOptions, type ReadToolsPluginOptions, type ToolsPluginOptions } from './schema/plugin-options.js';
 import { executeCall } from './pipeline.js';
 import type { Tool, ToolCall, ToolDefinition, ToolGuard, ToolResult, ToolRestriction, ToolSchema } from './types.js';
 import { ownedBy } from '../disposal/owned.js';
@@ -38,21 +40,7 @@ export interface Resolved {
   readonly known: readonly string[];
 }
 
-interface Interned {
-  readonly key: string;
-  readonly params: JsonObject;
-  readonly fn: ValidateFunction;
-  refs: number;
-}
-
 const NO_GUARDS: readonly GuardRecord[] = Object.freeze([]);
-
-/**
- * How many compiled validators whose last tool went away are kept for reuse. Agents
- * typically register the same few schemas over and over; compiling one with ajv costs
- * hundreds of microseconds, keeping one costs a few KB, so a small bounded LRU pays.
- */
-const RELEASED_VALIDATORS_MAX = 256;
 
 /** @internal The shared state of the tools of one server. */
 export class ToolRegistry {
@@ -65,15 +53,16 @@ export class ToolRegistry {
   readonly scopedGuards = new Map<object, readonly GuardRecord[]>();
   #globalResolved: Resolved | undefined;
   readonly #resolved = new WeakMap<object, Resolved>();
-  readonly #ajv = new Ajv({ strict: false, allErrors: false });
-  readonly #validators = new Map<string, Interned>();
-  /** Validators no live tool uses, least recently released first (an LRU of at most {@link RELEASED_VALIDATORS_MAX}). */
-  readonly #released = new Map<string, Interned>();
-  readonly #byParams = new WeakMap<object, Interned>();
+  /** The options of the `ToolsPlugin` that made this registry, read once. */
+  readonly options: ReadToolsPluginOptions;
+  /** The compiled validators of the tools' parameters. */
+  readonly #validators: ValidatorCache;
 
-  constructor(server: Server, bus: EventBus) {
+  constructor(server: Server, bus: EventBus, options: ReadToolsPluginOptions = { defaultDialect: 'draft-07' }) {
     this.server = server;
     this.bus = bus;
+    this.options = options;
+    this.#validators = new ValidatorCache(options.defaultDialect);
     this.layers = new Layers<Tool>('tool', server);
     this.layers.onChange((c) => {
       if (c.kind === 'remove') this.releaseValidator(c.entry.value);
@@ -159,75 +148,34 @@ export class ToolRegistry {
 
   /**
    * Interns a tool's parameters: identical schemas (by JSON text) share one deep-frozen
-   * object and one compiled ajv validator, reference-counted. When the last tool using
-   * them goes away they move to a bounded LRU of released validators, so registering the
-   * same schema again soon (the next agent with the same tools) reuses the compiled
-   * validator instead of compiling it again. Returns the shared parameters object.
+   * object and one compiled ajv validator, reference-counted; released ones are kept in a
+   * bounded LRU for the next agent with the same tools. Returns the shared parameters.
+   *
+   * @throws ToolSchemaError (a TypeError naming the tool and the schema path) when the
+   *   schema is refused (SPEC §11.1).
    */
   acquireParameters(toolName: string, params: JsonObject): JsonObject {
-    const key = JSON.stringify(params);
-    let v = this.#validators.get(key);
-    if (v === undefined && (v = this.#released.get(key)) !== undefined) {
-      this.#released.delete(key);
-      this.#validators.set(key, v);
-      this.#byParams.set(v.params, v);
-    }
-    if (v === undefined) {
-      const schema = thawJson(params);
-      if (!this.#ajv.validateSchema(schema)) {
-        throw new TypeError(`Tools.register(${toolName}): parameters is not a valid JSON Schema: ${this.#ajv.errorsText(this.#ajv.errors, { dataVar: 'parameters' })}`);
-      }
-      let fn: ValidateFunction;
-      try {
-        fn = this.#ajv.compile(schema);
-      } catch (err) {
-        throw new TypeError(`Tools.register(${toolName}): parameters can not be compiled as a JSON Schema: ${err instanceof Error ? err.message : String(err)}`);
-      } finally {
-        this.#ajv.removeSchema(schema);
-      }
-      v = { key, params, fn, refs: 0 };
-      this.#validators.set(key, v);
-      this.#byParams.set(params, v);
-    }
-    v.refs++;
-    return v.params;
+    return this.#validators.acquire(toolName, params);
   }
 
-  /**
-   * Drops one reference to a tool's interned parameters. The last one moves the
-   * validator from the live set to the released LRU, evicting the least recently
-   * released one beyond {@link RELEASED_VALIDATORS_MAX}.
-   */
+  /** Drops one reference to a tool's interned parameters (see {@link ValidatorCache.release}). */
   releaseValidator(tool: Tool): void {
-    const v = this.#byParams.get(tool.parameters);
-    if (v === undefined || v.refs === 0) return;
-    if (--v.refs === 0) {
-      this.#validators.delete(v.key);
-      this.#byParams.delete(v.params);
-      this.#released.set(v.key, v);
-      if (this.#released.size > RELEASED_VALIDATORS_MAX) {
-        const oldest = this.#released.keys().next();
-        if (oldest.done !== true) this.#released.delete(oldest.value);
-      }
-    }
+    this.#validators.release(tool.parameters);
   }
 
-  /** Validates arguments; returns ajv's message or `undefined` when valid. */
+  /** Validates arguments with the tool's one compiled validator; returns what is wrong, or `undefined` when valid. */
   validate(tool: Tool, args: unknown): string | undefined {
-    const v = this.#byParams.get(tool.parameters);
-    if (v === undefined) return undefined;
-    if (v.fn(args)) return undefined;
-    return this.#ajv.errorsText(v.fn.errors, { dataVar: 'arguments' });
+    return this.#validators.validate(tool.parameters, args);
   }
 
   /** Number of compiled validators used by live tools (for tests). */
   get validatorCount(): number {
-    return this.#validators.size;
+    return this.#validators.liveCount;
   }
 
-  /** Number of released validators kept for reuse, at most {@link RELEASED_VALIDATORS_MAX} (for tests). */
+  /** Number of released validators kept for reuse, at most `RELEASED_VALIDATORS_MAX` (for tests). */
   get releasedValidatorCount(): number {
-    return this.#released.size;
+    return this.#validators.releasedCount;
   }
 }
 
@@ -274,7 +222,7 @@ export class Tools extends ContextView<ToolRegistry> {
   register<A = unknown>(definition: ToolDefinition<A>): () => void {
     const ctx = this.context;
     ctx._live('Tools.register()');
-    const snap = snapshotDefinition(definition);
+    const snap = snapshotDefinition(definition, standardTarget(this.registry.options.defaultDialect));
     const tool = Object.freeze({ ...snap, parameters: this.registry.acquireParameters(snap.name, snap.parameters) }) as Tool;
     try {
       return this.registry.layers.add(ctx, tool.name, tool);
@@ -403,8 +351,11 @@ function copyNames(value: unknown, field: string): string[] | undefined {
   return out as string[];
 }
 
-/** @internal Snapshots a definition into a deep-frozen stored tool. */
-export function snapshotDefinition(def: unknown): Tool {
+/**
+ * @internal Snapshots a definition into a deep-frozen stored tool; a Standard Schema
+ * `parameters` is converted to JSON Schema with `target` (the registry's default dialect).
+ */
+export function snapshotDefinition(def: unknown, target = 'draft-07'): Tool {
   if (def === null || typeof def !== 'object') {
     throw new TypeError(`Tools.register(definition): definition must be an object { name, description, parameters, execute }, got ${describeValue(def)}.`);
   }
@@ -425,22 +376,11 @@ export function snapshotDefinition(def: unknown): Tool {
   if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0 || timeoutMs > 2_147_483_647)) {
     throw new TypeError(`Tools.register(${name}): timeoutMs must be a positive number of milliseconds, got ${describeValue(timeoutMs)}.`);
   }
-  let params;
-  try {
-    params = snapshotJson(parameters, 'tool parameters', 'parameters');
-  } catch (err) {
-    if (err instanceof NotLosslessJsonError) {
-      throw new NotLosslessJsonError(`Tools.register(${name}): tool parameters`, err.path, err.reason);
-    }
-    throw err;
-  }
-  if (params === null || typeof params !== 'object' || Array.isArray(params)) {
-    throw new TypeError(`Tools.register(${name}): parameters must be a JSON Schema object, got ${describeValue(params)}.`);
-  }
+  const params = snapshotParameters(name, parameters, target);
   const bound = Object.freeze((execute as (...a: unknown[]) => unknown).bind(def));
   const tool: Tool = timeoutMs === undefined
-    ? { name, description, parameters: params as JsonObject, execute: bound }
-    : { name, description, parameters: params as JsonObject, execute: bound, timeoutMs: timeoutMs as number };
+    ? { name, description, parameters: params, execute: bound }
+    : { name, description, parameters: params, execute: bound, timeoutMs: timeoutMs as number };
   return Object.freeze(tool);
 }
 
@@ -463,16 +403,28 @@ function schemaOf(t: Tool): ToolSchema {
 
 /**
  * Installs {@link Tools} (and the shared `Events`, once) on the server. Plugin id `tools`.
+ * `new ToolsPlugin({ defaultDialect: '2020-12' })` reads tool schemas without `$schema`
+ * as JSON Schema 2020-12 (MCP's default) instead of draft-07; see
+ * {@link ToolsPluginOptions} for how schemas are read and checked.
  */
 export class ToolsPlugin implements Plugin {
   /** The plugin id. */
   readonly id = 'tools';
+  readonly #options: ReadToolsPluginOptions;
+
+  /**
+   * @param options - `{ defaultDialect? }`, read once.
+   * @throws TypeError for an option that is not one of the documented values.
+   */
+  constructor(options?: ToolsPluginOptions) {
+    this.#options = readToolsPluginOptions(options);
+  }
 
   /** Installs `Tools` and `Events`. */
   build(server: Server): void {
     const bus = installEvents(server);
     if (registries.has(server)) return;
-    const reg = new ToolRegistry(server, bus);
+    const reg = new ToolRegistry(server, bus, this.#options);
     registries.set(server, reg);
     server.insertGlobalView(Tools, (ctx) => new Tools(reg, ctx));
   }

@@ -3,23 +3,31 @@
  * results and the decisions of the `tools/*` events.
  */
 import type { JsonObject, JsonValue } from './lossless-json.js';
+import type { StandardJsonSchema } from './schema/standard-schema.js';
 
 /** A JSON Schema object (the `parameters` of a tool). */
 export type JsonSchema = JsonObject;
 
 /**
- * What `Tools.register` accepts. `A` is the type `execute` receives its arguments as:
- * declare it (`ToolDefinition<{ q: string }>`, or annotate `execute`'s parameter) to match
- * the JSON Schema in `parameters`, which is what is checked at run time. Undeclared it
- * is `unknown`.
+ * What `Tools.register` accepts. `A` is the type `execute` receives its arguments as.
+ * With a Standard Schema `parameters` (a zod 4 schema) it is the schema's input type,
+ * inferred. With a JSON Schema object declare it (`ToolDefinition<{ q: string }>`, or
+ * annotate `execute`'s parameter) to match the schema, which is what is checked at run
+ * time; undeclared it is `unknown`.
  */
 export interface ToolDefinition<A = unknown> {
   /** Model-facing name; unique per layer. */
   readonly name: string;
   /** Model-facing description. */
   readonly description: string;
-  /** JSON Schema of the arguments; must be lossless JSON. */
-  readonly parameters: JsonSchema;
+  /**
+   * The arguments' schema: a JSON Schema object (lossless JSON; its `$schema` names the
+   * dialect: draft-07, 2019-09 or 2020-12, default `ToolsPlugin`'s `defaultDialect`), or a
+   * Standard Schema that emits JSON Schema (zod 4), converted once at `register` with
+   * `~standard.jsonSchema.input({ target })`. Either way the JSON Schema is what is
+   * stored, shown to the model and checked by ajv.
+   */
+  readonly parameters: JsonSchema | StandardJsonSchema<A>;
   /**
    * The body. Called with `this` set to the definition object, the detached deep-frozen
    * arguments and the execution. Its result becomes the result content (see

@@ -1,0 +1,64 @@
+/**
+ * `new ToolsPlugin(options)`: how tool schemas are read.
+ */
+import { describeValue } from '../../context/token.js';
+import type { DefaultJsonSchemaDialect } from './dialects.js';
+
+/**
+ * The options of `new ToolsPlugin(options)`.
+ *
+ * Decisions where SPEC §11.1 is silent:
+ * - `$schema` must be one of the three canonical URIs (`http://json-schema.org/draft-07/schema#`,
+ *   `https://json-schema.org/draft/2019-09/schema`, `https://json-schema.org/draft/2020-12/schema`),
+ *   each with or without the trailing `#`; other spellings (`https://` for draft-07,
+ *   draft-04, draft-06) are refused rather than guessed.
+ * - A `format` polestar knows (every ajv-formats format: `email`, `uri`, `date-time`, `uuid`,
+ *   `ipv4`, …) is enforced; an unknown format name is an annotation, as JSON Schema
+ *   defines it, and is not checked (zod emits names such as `cuid` together with a
+ *   `pattern`, which is checked).
+ * - Unknown keywords (`x-…`, `markdownDescription`) are annotations and accepted.
+ * - A key `"$async"` or `"__proto__"` anywhere in `parameters` is refused (even inside
+ *   `const` or an unknown keyword: one rule, no guessing where a schema ends), and so is
+ *   a nested `$schema` naming another dialect.
+ * - A property counts as present only when it is the argument object's own, so
+ *   `required: ["toString"]` is not met by `{}`.
+ * - A Standard Schema is converted with the default dialect as its `target`
+ *   (`'draft-07'` or `'draft-2020-12'`), and the result is read in the dialect its own
+ *   `$schema` names.
+ */
+export interface ToolsPluginOptions {
+  /**
+   * The dialect of a tool schema without `$schema`, and the `target` a Standard Schema
+   * is converted to: `'draft-07'` (the default) or `'2020-12'` (MCP's default dialect).
+   * Under 2020-12 a draft-07 tuple `items: [...]` is refused (use `prefixItems`); under
+   * draft-07, 2019+ keywords such as `unevaluatedProperties` or `prefixItems` are
+   * unknown keywords and not checked: name the dialect with `$schema` to be sure.
+   */
+  readonly defaultDialect?: DefaultJsonSchemaDialect;
+}
+
+/** @internal The options as read once and validated. */
+export interface ReadToolsPluginOptions {
+  readonly defaultDialect: DefaultJsonSchemaDialect;
+}
+
+/** @internal Reads each option once; a TypeError names the option and the values allowed. */
+export function readToolsPluginOptions(options: unknown): ReadToolsPluginOptions {
+  if (options === undefined) return { defaultDialect: 'draft-07' };
+  if (options === null || typeof options !== 'object') {
+    throw new TypeError(`new ToolsPlugin(options): options must be an object { defaultDialect? } or omitted, got ${describeValue(options)}.`);
+  }
+  let dialect: unknown;
+  try {
+    dialect = (options as Record<string, unknown>)['defaultDialect'];
+  } catch (err) {
+    throw new TypeError(`new ToolsPlugin(options): reading "defaultDialect" threw: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (dialect === undefined) return { defaultDialect: 'draft-07' };
+  if (dialect !== 'draft-07' && dialect !== '2020-12') {
+    throw new TypeError(
+      `new ToolsPlugin({ defaultDialect }): defaultDialect must be 'draft-07' (the default) or '2020-12', got ${describeValue(dialect)}.`,
+    );
+  }
+  return { defaultDialect: dialect };
+}

@@ -1,0 +1,116 @@
+/**
+ * The compiled validators of one registry's tools: shared by identical schemas,
+ * reference-counted, and kept in a bounded LRU once released (issue 8 #5).
+ */
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import type { JsonObject } from '../lossless-json.js';
+import { SchemaCompiler } from './compile.js';
+import type { JsonSchemaDialect } from './dialects.js';
+
+/**
+ * How many compiled validators whose last tool went away are kept for reuse. Agents
+ * typically register the same few schemas over and over; compiling one with ajv costs
+ * hundreds of microseconds, keeping one costs a few KB, so a small bounded LRU pays.
+ */
+export const RELEASED_VALIDATORS_MAX = 256;
+
+interface Interned {
+  readonly key: string;
+  readonly params: JsonObject;
+  readonly fn: ValidateFunction;
+  refs: number;
+}
+
+/** @internal The validators of one registry. */
+export class ValidatorCache {
+  readonly #compiler: SchemaCompiler;
+  readonly #live = new Map<string, Interned>();
+  /** Validators no live tool uses, least recently released first (at most {@link RELEASED_VALIDATORS_MAX}). */
+  readonly #released = new Map<string, Interned>();
+  readonly #byParams = new WeakMap<object, Interned>();
+
+  constructor(defaultDialect: JsonSchemaDialect) {
+    this.#compiler = new SchemaCompiler(defaultDialect);
+  }
+
+  /**
+   * Interns a tool's parameters: identical schemas (by JSON text, so by dialect too: a
+   * schema without `$schema` is always read in this registry's default dialect) share one
+   * deep-frozen object and one compiled validator, reference-counted. A released one is
+   * taken back out of the LRU. Returns the shared parameters object.
+   *
+   * @throws ToolSchemaError when the schema is refused.
+   */
+  acquire(tool: string, params: JsonObject): JsonObject {
+    const key = JSON.stringify(params);
+    let v = this.#live.get(key);
+    if (v === undefined && (v = this.#released.get(key)) !== undefined) {
+      this.#released.delete(key);
+      this.#live.set(key, v);
+      this.#byParams.set(v.params, v);
+    }
+    if (v === undefined) {
+      v = { key, params, fn: this.#compiler.compile(tool, params).fn, refs: 0 };
+      this.#live.set(key, v);
+      this.#byParams.set(params, v);
+    }
+    v.refs++;
+    return v.params;
+  }
+
+  /**
+   * Drops one reference to interned parameters. The last one moves the validator to the
+   * released LRU, evicting the least recently released beyond {@link RELEASED_VALIDATORS_MAX}.
+   */
+  release(params: JsonObject): void {
+    const v = this.#byParams.get(params);
+    if (v === undefined || v.refs === 0) return;
+    if (--v.refs === 0) {
+      this.#live.delete(v.key);
+      this.#byParams.delete(v.params);
+      this.#released.set(v.key, v);
+      if (this.#released.size > RELEASED_VALIDATORS_MAX) {
+        const oldest = this.#released.keys().next();
+        if (oldest.done !== true) this.#released.delete(oldest.value);
+      }
+    }
+  }
+
+  /**
+   * Validates arguments with the one compiled validator of `params`: `undefined` when
+   * valid, else what is wrong. Fails closed: parameters without a validator are refused.
+   * A validator never answers with a promise ("$async" is refused at register); if one
+   * did, the promise is contained and the arguments are refused.
+   */
+  validate(params: JsonObject, args: unknown): string | undefined {
+    const v = this.#byParams.get(params);
+    if (v === undefined) return 'the tool has no compiled validator (it was unregistered)';
+    const ok: unknown = v.fn(args);
+    if (ok === true) return undefined;
+    if (ok !== false) {
+      try {
+        if (ok !== null && typeof ok === 'object') (ok as Promise<unknown>).then(undefined, () => undefined);
+      } catch {
+        // not a promise after all: nothing escapes either way
+      }
+      return 'the validator did not answer synchronously';
+    }
+    return errorsText(v.fn.errors);
+  }
+
+  /** Number of validators used by live tools. */
+  get liveCount(): number {
+    return this.#live.size;
+  }
+
+  /** Number of released validators kept for reuse. */
+  get releasedCount(): number {
+    return this.#released.size;
+  }
+}
+
+/** ajv's `errorsText` with `dataVar: 'arguments'`, without needing an ajv instance. */
+function errorsText(errors: readonly ErrorObject[] | null | undefined): string {
+  if (errors === null || errors === undefined || errors.length === 0) return 'no errors';
+  return errors.map((e) => `arguments${e.instancePath} ${e.message ?? e.keyword}`).join(', ');
+}

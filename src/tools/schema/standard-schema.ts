@@ -19,7 +19,14 @@ export interface StandardJsonSchema<Input = unknown> {
     /** The schema library, e.g. `'zod'`. */
     readonly vendor: string;
     /** Type-level only: the input and output types of the schema. */
-    readonly types?: { readonly input: Input; readonly output: unknown } | undefined;
+    readonly types?:
+      | {
+          /** The type the schema accepts: what `execute` receives. */
+          readonly input: Input;
+          /** The type the schema's own parsing would produce (unused: ajv checks the input, no transform runs). */
+          readonly output: unknown;
+        }
+      | undefined;
     /** The JSON Schema converters of Standard JSON Schema. */
     readonly jsonSchema: {
       /** The JSON Schema of what the schema accepts, in the dialect `target` names. */

@@ -1,6 +1,7 @@
 /**
- * The README's "Registration scopes, tools, prompts and events" sample, run as written
- * (with the tools it assumes defined as in examples/scoped-tools.ts).
+ * The registration-scopes sample the README carried before issue 13 (now taught by
+ * docs/concepts.md and docs/agents-scopes-registries.md), kept as an end-to-end check of
+ * scoped tools, a restriction, a scoped prompt section and their undoing on dispose.
  */
 import { Server, ToolsPlugin, PromptsPlugin, Tools, Prompts, Events, createScope, scopeOf, type ToolDefinition } from '../../src/index.js';
 import { assertNoLeaks } from '../../src/testing/index.js';

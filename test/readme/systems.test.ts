@@ -1,6 +1,8 @@
 /**
- * The README's "Systems" and "Execution: ctx.execute(steps)" samples, run as written. The
- * classes, tokens and the other systems they assume are defined as in examples/systems.ts.
+ * The systems and execution samples the README carried before issue 13 (now taught by
+ * docs/concepts.md and docs/systems-and-borrows.md), kept as an end-to-end check of both
+ * system forms and of a pipeline with parallel and loop steps. The classes and tokens are
+ * as in examples/systems.ts.
  */
 import { loop, parallel, Out, Res, ResMut, res, resMut, Server, system, token, Unit, type SystemContext } from '../../src/index.js';
 

@@ -100,7 +100,8 @@ test('mount / refresh / list_changed / calls / dispose interleavings keep the so
       );
       await drain();
       const mount = await mounting;
-      expect(mount?.names.length).toBe(initial.length);
+      if (mount === undefined) throw new Error('the initial mount failed');
+      expect(mount.names.length).toBe(initial.length);
 
       let disposed = false;
       const pending: Promise<unknown>[] = [];
@@ -112,7 +113,7 @@ test('mount / refresh / list_changed / calls / dispose interleavings keep the so
             if (op.notify) listener?.();
             break;
           case 'refresh':
-            pending.push(mount!.refresh().catch(() => undefined));
+            pending.push(mount.refresh().catch(() => undefined));
             break;
           case 'call':
             pending.push(
@@ -124,7 +125,7 @@ test('mount / refresh / list_changed / calls / dispose interleavings keep the so
             break;
           case 'dispose':
             disposed = true;
-            pending.push(mount!.dispose());
+            pending.push(mount.dispose());
             break;
           case 'disposeCtx':
             disposed = true;
@@ -142,11 +143,11 @@ test('mount / refresh / list_changed / calls / dispose interleavings keep the so
       expect(results.every((r) => r === 'ok' || r === 'UNKNOWN_TOOL' || r === 'EXECUTION_ERROR')).toBe(true);
       expect(results.length).toBe(ops.filter((o) => o.kind === 'call').length);
       if (!disposed) {
-        const refreshed = mount!.refresh();
+        const refreshed = mount.refresh();
         await drain();
         await refreshed;
         const want = current.map((t) => t.name).sort();
-        expect([...mount!.names].sort()).toEqual(want);
+        expect([...mount.names].sort()).toEqual(want);
         expect(tools.knownNames().sort()).toEqual(want);
         for (const t of current) expect(tools.get(t.name)?.description).toBe(t.description);
         expect(closes).toBe(0);
@@ -157,7 +158,7 @@ test('mount / refresh / list_changed / calls / dispose interleavings keep the so
       expect(closes).toBe(1);
       expect(usedAfterClose).toBe(0);
       expect(unsettledAtClose).toBe(0);
-      expect(mount!.names).toEqual([]);
+      expect(mount.names).toEqual([]);
       expect(app.get(Tools).knownNames()).toEqual([]);
       await server.dispose();
       expect(closes).toBe(1);

@@ -13,7 +13,7 @@ import {
   type AgentHandle,
   type SystemContext,
 } from '../../src/index.js';
-import { McpMountError, mountMcpTools, type McpToolSource } from '../../src/adapters/index.js';
+import { MCP_DEFAULT_SCHEMA_DIALECT, McpMountError, mountMcpTools, type McpToolSource } from '../../src/adapters/index.js';
 import { FakeMcpSource, hanging, tool } from './fake-mcp-source.js';
 
 let server: Server;
@@ -65,6 +65,23 @@ describe('registration', () => {
     expect(mount.names).toEqual(['keep']);
     expect(seen).toEqual(['keep', 'skip']);
     expect(a.agent.ctx.get(Tools).get('keep')?.description).toBe('');
+  });
+
+  test('an inputSchema without $schema is registered as 2020-12 (MCP default): its 2020-12 keywords are enforced', async () => {
+    const source = new FakeMcpSource([
+      tool('pair', { inputSchema: { type: 'object', properties: { p: { type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }] } }, dependentRequired: { p: ['why'] } } }),
+    ]);
+    await mountMcpTools(a.agent.ctx, source);
+    const stored = a.agent.ctx.get(Tools).get('pair');
+    expect(stored?.parameters.$schema).toBe(MCP_DEFAULT_SCHEMA_DIALECT);
+    expect((await call(a.agent.ctx, 'pair', { p: ['x', 'y'], why: 'w' })).error?.code).toBe('INVALID_ARGS');
+    expect((await call(a.agent.ctx, 'pair', { p: ['x', 1] })).error?.code).toBe('INVALID_ARGS');
+    expect((await call(a.agent.ctx, 'pair', { p: ['x', 1], why: 'w' })).isError).toBe(false);
+    // a stamped schema is registered as listed
+    expect(a.agent.ctx.get(Tools).schemas().length).toBe(1);
+    const s2 = new FakeMcpSource([tool('seven')]);
+    await mountMcpTools(b.agent.ctx, s2);
+    expect(b.agent.ctx.get(Tools).get('seven')?.parameters.$schema).toBe('http://json-schema.org/draft-07/schema#');
   });
 
   test('the schema is enforced before the server is called', async () => {

@@ -1,14 +1,15 @@
 /**
- * Quickstart: the context tree of a multi-agent backend (server → agent → session → turn).
+ * Quickstart: the context tree of a multi-agent backend (server → app → agent → session → turn).
  *
  * - globals shared by every agent (AppConfig, a tool catalog, the model name),
- * - locals every agent gets its own instance of (polestar's ConversationHistory, AgentMemory),
- * - two agents (researcher, writer) as root contexts with isolated memory,
- * - session and turn children, shadowing, outputs, a refused ResMut, and disposal.
+ * - a local every agent gets its own instance of (AgentMemory, `per: 'agent'`),
+ * - two agents (researcher, writer) made by `agents.create`, with isolated memory,
+ * - a session (which holds the conversation) and a turn, shadowing, outputs, a refused
+ *   ResMut, and disposal.
  *
  * Run: `npm run demo` (or `node .build/examples/quickstart.js --self-test`).
  */
-import { ConversationHistory, globalResource, localResource, ParamError, Scratchpad, Server, token, type Plugin } from '../src/index.js';
+import { Agent, Agents, AgentsPlugin, ConversationHistory, globalResource, localResource, openSession, ParamError, Scratchpad, Server, token, type Plugin } from '../src/index.js';
 
 // ------------------------------------------------------------------ resources
 
@@ -34,7 +35,6 @@ class AgentMemory implements Disposable {
 }
 
 const MODEL = token<string>('MODEL');
-const AGENT_NAME = token<string>('AGENT_NAME');
 const Answer = token<string>('Answer');
 
 const lines: string[] = [];
@@ -71,47 +71,45 @@ const catalogPlugin: Plugin = {
 const server = new Server();
 server.insertGlobal(new AppConfig('polestar quickstart'));
 server.insertGlobal(MODEL, 'claude-sonnet-4');
-server.registerLocal(ConversationHistory);
-server.registerLocal(AgentMemory, () => new AgentMemory([]));
-server.addPlugins(catalogPlugin);
+server.registerLocal(AgentMemory, () => new AgentMemory([]), { per: 'agent' }); // every agent (and root context) gets its own
+server.addPlugins(catalogPlugin, new AgentsPlugin());
 await server.finish();
-log('server finished: globals AppConfig, ToolCatalog, MODEL; locals ConversationHistory, AgentMemory');
+log('server finished: globals AppConfig, ToolCatalog, MODEL; local AgentMemory (one per agent)');
 
 // ------------------------------------------------------------------ two agents
 
-const researcher = server.createContext();
-researcher.insert(AGENT_NAME, 'researcher');
-const writer = server.createContext();
-writer.insert(AGENT_NAME, 'writer');
+const app = server.createContext(); // owns the agents it creates
+const agents = app.get(Agents);
+const researcher = (await agents.create({ id: 'researcher' })).agent;
+const writer = (await agents.create({ id: 'writer' })).agent;
 
-check(researcher.get(ToolCatalog) === writer.get(ToolCatalog), 'globals are shared');
-check(researcher.get(AgentMemory) !== writer.get(AgentMemory), 'memory is per agent');
-log(`two agents share one ToolCatalog: ${researcher.get(ToolCatalog) === writer.get(ToolCatalog)}`);
+check(researcher.ctx.get(ToolCatalog) === writer.ctx.get(ToolCatalog), 'globals are shared');
+check(researcher.ctx.get(AgentMemory) !== writer.ctx.get(AgentMemory), 'memory is per agent');
+log(`two agents share one ToolCatalog: ${researcher.ctx.get(ToolCatalog) === writer.ctx.get(ToolCatalog)}`);
 
-researcher.getMut(AgentMemory).facts.push('polestar is built on inversify');
-log(`researcher memory: ${JSON.stringify(researcher.get(AgentMemory).facts)}`);
-log(`writer memory:     ${JSON.stringify(writer.get(AgentMemory).facts)} (isolated)`);
-check(writer.get(AgentMemory).facts.length === 0, 'writer memory is isolated');
-
-// The history is the agent's own local: the agent context may mutate it (ResMut).
-researcher.getMut(ConversationHistory).append({ role: 'user', content: 'what is polestar?' });
+researcher.ctx.getMut(AgentMemory).facts.push('polestar is built on inversify');
+log(`researcher memory: ${JSON.stringify(researcher.ctx.get(AgentMemory).facts)}`);
+log(`writer memory:     ${JSON.stringify(writer.ctx.get(AgentMemory).facts)} (isolated)`);
+check(writer.ctx.get(AgentMemory).facts.length === 0, 'writer memory is isolated');
 
 // ------------------------------------------------------------------ session and turn
 
-const session = researcher.child();
-{
-  await using turn = session.child();
-  turn.insert(new Scratchpad());
+// The conversation belongs to the session: openSession makes a child of the agent's
+// context holding a ConversationHistory.
+const session = openSession(researcher);
+session.history.append({ role: 'user', content: 'what is polestar?' });
+await session.turn(async (turn) => {
+  // session.turn made `turn` (a child of the session holding a Scratchpad) and disposes it afterwards.
   turn.onDispose(() => log('  turn cleanup ran'));
 
   // Res: own locals, then each ancestor, then the globals.
-  const name = turn.get(AGENT_NAME);
+  const name = turn.get(Agent).id;
   const model = turn.get(MODEL);
   const search = turn.get(ToolCatalog).tools.get('search');
   turn.getMut(Scratchpad).notes.push(`turn of ${name} using ${model}`);
-  const history = turn.get(ConversationHistory); // Res: read-only, from the agent context
-  log(`turn (depth ${turn.depth}) reads AGENT_NAME=${name} from the agent, MODEL=${model} from the globals`);
-  log(`turn reads the agent's history: ${history.messages.length} message(s), last "${history.messages.at(-1)?.content}"`);
+  const history = turn.get(ConversationHistory); // Res: read-only, from the session
+  log(`turn (depth ${turn.depth}) reads its Agent (${name}) from the agent context, MODEL=${model} from the globals`);
+  log(`turn reads the session's history: ${history.messages.length} message(s), last "${history.messages.at(-1)?.content}"`);
   log(`turn calls a shared tool: ${search?.('polestar')}`);
 
   // ResMut never walks up: the agent's memory is not this turn's to mutate.
@@ -134,23 +132,23 @@ const session = researcher.child();
   const last = turn.outputs.takeLast();
   log(`turn output taken: ${String(last?.value)}`);
   check(last?.token === Answer && turn.outputs.takeLast() === undefined, 'takeLast takes once');
-  log('leaving the turn block (await using disposes it):');
-}
+  log('leaving the turn (session.turn disposes it):');
+});
 
 // ------------------------------------------------------------------ shadowing
 
-const writerSession = writer.child();
-writerSession.insert(MODEL, 'claude-haiku');
-const writerTurn = writerSession.child();
-log(`writer session shadows MODEL: turn sees ${writerTurn.get(MODEL)}, ` +
-  `the writer agent still sees ${writer.get(MODEL)}, the researcher sees ${researcher.get(MODEL)}`);
-check(writerTurn.get(MODEL) === 'claude-haiku' && researcher.get(MODEL) === 'claude-sonnet-4', 'shadowing is local');
+const writerSession = openSession(writer);
+writerSession.ctx.insert(MODEL, 'claude-haiku');
+const writerTurn = writerSession.ctx.child();
+log(`writer session shadows MODEL: its turn sees ${writerTurn.get(MODEL)}, ` +
+  `the writer agent still sees ${writer.ctx.get(MODEL)}, the researcher sees ${researcher.ctx.get(MODEL)}`);
+check(writerTurn.get(MODEL) === 'claude-haiku' && researcher.ctx.get(MODEL) === 'claude-sonnet-4', 'shadowing is local');
 
 // ------------------------------------------------------------------ disposal
 
-log(`live root contexts: ${server.liveContexts}; disposing the server (contexts newest first, so the writer goes first):`);
+log(`live agents: ${agents.list().map((a) => a.id).join(', ')}; disposing the server (newest first, so the writer goes first):`);
 await server.dispose();
-check(session.isDisposed && writerTurn.isDisposed, 'server disposal disposes every context');
+check(session.isDisposed && writerTurn.isDisposed && researcher.state === 'disposed' && writer.state === 'disposed', 'server disposal disposes every context');
 log('done: every context disposed, every plugin cleaned up');
 log('next: examples/systems.ts (systems and borrows), examples/scoped-tools.ts (per-agent tools),');
 log('      examples/agent-service.ts (agents behind an HTTP service: npm run service)');

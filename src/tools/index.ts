@@ -22,4 +22,11 @@ export type {
   ToolCallFunction,
   ToolGuard,
   ToolRestriction,
+  ToolAnnotations,
+  ShownTools,
+  ExecuteOptions,
+  PreExecuteListener,
+  ExecuteListener,
+  PostExecuteListener,
+  ResultObserver,
 } from './types.js';

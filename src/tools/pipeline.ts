@@ -1,43 +1,34 @@
 /**
  * The execution pipeline of `Tools.execute`:
  *
- * snapshot the call into a frozen execution → resolve the tool (UNKNOWN_TOOL) → lossless
- * arguments and JSON-Schema validation (INVALID_ARGS) → `tools/pre-execute` waterfall
- * (allow / deny / ask → `Approval`) → guards (global, then the scope's) → `tools/execute`
- * waterfall over the call function, run under the timeout and the caller's signal →
- * `tools/post-execute` waterfall (accept / block) → `tools/result` observers.
+ * snapshot the call into a frozen execution → resolve the tool (UNKNOWN_TOOL, also for a
+ * tool the model was not `shown`) → lossless arguments and JSON-Schema validation
+ * (INVALID_ARGS) → `tools/pre-execute` waterfall (allow / deny / ask → `Approval`) →
+ * guards (global, then the scope's) → `tools/execute` waterfall over the call function,
+ * run under the timeout → `tools/post-execute` waterfall (accept / block) → `tools/result`
+ * observers.
+ *
+ * Every phase up to the body's return is covered by the call's abort (SPEC 10.2): the
+ * caller's signal, `timeoutMs`, the calling context's disposal and the undoing of the
+ * tool's registration settle the call at once. The call is tracked on the calling
+ * context and on the context owning the tool's registration, so their disposal aborts
+ * and then awaits it.
  */
 import type { SystemContext } from '../context/system-context.js';
 import { describeValue } from '../context/token.js';
 import { isThenable } from '../events/bus.js';
 import { Approval } from './approval.js';
+import { CallState, Execution, isExecutionToken, type AbortFailure } from './execution.js';
 import { NotLosslessJsonError, snapshotJson, type JsonValue } from './lossless-json.js';
+import { readShown, wasShown } from './shown.js';
 import type { ToolRegistry } from './tools.js';
-import type {
-  Tool,
-  ToolCallFunction,
-  ToolErrorCode,
-  ToolExecution,
-  ToolExecutionToken,
-  ToolResult,
-} from './types.js';
+import type { Tool, ToolCallFunction, ToolErrorCode, ToolExecution, ToolExecutionToken, ToolResult } from './types.js';
 
-const minted = new WeakSet<object>();
+export { isExecutionToken };
 
 interface Failure {
   readonly code: ToolErrorCode;
   readonly message: string;
-}
-
-/** @internal Whether `v` is a token minted by a tools registry. */
-export function isExecutionToken(v: unknown): v is ToolExecutionToken {
-  return typeof v === 'object' && v !== null && minted.has(v);
-}
-
-function mintToken(): ToolExecutionToken {
-  const t = Object.freeze(Object.create(null) as object);
-  minted.add(t);
-  return t as ToolExecutionToken;
 }
 
 /** The call function found its tool gone (unregistered while a tools/execute listener awaited). */
@@ -61,8 +52,8 @@ function errorResult(callId: string, f: Failure): ToolResult {
 }
 
 function messageOf(err: unknown): string {
-  if (err instanceof Error) return err.message;
   try {
+    if (err instanceof Error) return err.message;
     return String(err);
   } catch {
     return describeValue(err);
@@ -76,8 +67,19 @@ export function normalizeContent(value: unknown): string {
   return JSON.stringify(snapshotJson(value, 'the tool result', 'result'));
 }
 
+/**
+ * The successful result of a body that returned `value`: its content and, unless it is
+ * `undefined`, its deep-frozen snapshot as `output`. Throws when it is not lossless JSON.
+ */
+function successResult(callId: string, value: unknown): ToolResult {
+  if (typeof value === 'string') return Object.freeze({ callId, content: value, isError: false, output: value });
+  if (value === undefined) return Object.freeze({ callId, content: '', isError: false });
+  const output = snapshotJson(value, 'the tool result', 'result');
+  return Object.freeze({ callId, content: JSON.stringify(output), isError: false, output });
+}
+
 /** @internal Runs one call. Never rejects. */
-export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: unknown): Promise<ToolResult> {
+export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: unknown, options?: unknown): Promise<ToolResult> {
   // ---- snapshot the input (each field read once)
   let callId = '';
   let name = '';
@@ -86,7 +88,6 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
   let signal: AbortSignal | undefined;
   let args: JsonValue | undefined;
   let failure: Failure | undefined;
-  let argsFailure: Failure | undefined;
   let tool: Tool | undefined;
   const fail = (code: ToolErrorCode, message: string): void => {
     failure ??= { code, message };
@@ -112,8 +113,17 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
     else if (typeof rawId === 'number' && Number.isFinite(rawId)) callId = String(rawId);
     else fail('INVALID_ARGS', `callId must be a string, got ${describeValue(rawId)}`);
     if (rawScope !== undefined) {
-      if (rawScope !== null && (typeof rawScope === 'object' || typeof rawScope === 'function')) scope = rawScope;
-      else fail('INVALID_ARGS', `scope must be a scope key (an object) or omitted, got ${describeValue(rawScope)}`);
+      if (rawScope === null || (typeof rawScope !== 'object' && typeof rawScope !== 'function')) {
+        fail('INVALID_ARGS', `scope must be a scope key (an object) or omitted, got ${describeValue(rawScope)}`);
+      } else if (rawScope !== scope && ctx.server._scopeCtx(rawScope) === undefined) {
+        // SPEC 10.7: an explicit scope is the view's own or a live scope key; anything
+        // else (a model's `scope: {}`, a disposed agent's key) is refused, never read as
+        // the bare global layer.
+        fail(
+          'INVALID_ARGS',
+          `scope ${describeValue(rawScope)} is not a live scope key: pass the key of a live scope (createScope, an agent's key) or omit scope to use the view's own`,
+        );
+      } else scope = rawScope;
     }
     if (rawParent !== undefined) {
       if (isExecutionToken(rawParent)) parent = rawParent;
@@ -125,7 +135,13 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
     }
     if (typeof rawName === 'string') name = rawName;
     else fail('UNKNOWN_TOOL', `unknown tool ${describeValue(rawName)}`);
+    let shown: ReturnType<typeof readShown>;
+    if (options !== undefined) {
+      shown = readShown(options, name);
+      if (typeof shown === 'string') fail('INVALID_ARGS', shown);
+    }
     if (failure === undefined) {
+      let argsFailure: Failure | undefined;
       try {
         args = snapshotJson(rawArgs, 'tool arguments', 'arguments');
       } catch (err) {
@@ -134,6 +150,8 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
       // A disposed context sees no tools: its scope's restrictions and guards are gone,
       // so resolving for it would fall back to the bare global layer.
       tool = ctx.isDisposed ? undefined : reg.resolve(scope).byName.get(name);
+      // SPEC 11.3: what the model was not shown can not run, as if it did not exist.
+      if (tool !== undefined && shown !== undefined && typeof shown !== 'string' && !wasShown(shown, name)) tool = undefined;
       if (tool === undefined) failure ??= unknownTool(name);
       else if (argsFailure !== undefined) failure = argsFailure;
       else {
@@ -148,21 +166,13 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
     }
   }
 
-  // ---- the execution: frozen, with a fresh token
-  let controller: AbortController | undefined;
-  const callerSignal = signal;
-  if (failure === undefined && tool?.timeoutMs !== undefined) {
-    controller = new AbortController();
-    signal = signal === undefined ? controller.signal : AbortSignal.any([signal, controller.signal]);
-  }
-  const execution: ToolExecution = Object.freeze({ token: mintToken(), callId, name, arguments: args, scope, parent, signal });
+  // ---- the execution: frozen; its token and signal are made on first read
+  const state = new CallState(name, callId);
+  const execution = new Execution(state, callId, name, args, scope, parent, failure === undefined ? tool?.annotations : undefined);
 
   let result: ToolResult;
-  try {
-    result = failure !== undefined ? errorResult(callId, failure) : await authorizeAndRun(reg, ctx, execution, tool as Tool, controller, callerSignal);
-  } catch (err) {
-    result = errorResult(callId, { code: 'EXECUTION_ERROR', message: messageOf(err) });
-  }
+  if (failure !== undefined) result = errorResult(callId, failure);
+  else result = await track(reg, ctx, state, execution, tool as Tool, signal);
 
   // ---- observers: once for every call, each failure contained and logged
   if (reg.bus.hasListeners('tools/result', scope)) {
@@ -172,16 +182,74 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
   return result;
 }
 
-async function authorizeAndRun(
-  reg: ToolRegistry,
-  ctx: SystemContext,
-  execution: ToolExecution,
-  tool: Tool,
-  controller: AbortController | undefined,
-  callerSignal: AbortSignal | undefined,
-): Promise<ToolResult> {
+/**
+ * Runs the pipeline of a resolved call with everything that can abort it wired to its
+ * state; resolves to its result the moment an abort decides it, or when the pipeline
+ * finishes. Never rejects.
+ */
+function track(reg: ToolRegistry, ctx: SystemContext, state: CallState, execution: Execution, tool: Tool, callerSignal: AbortSignal | undefined): Promise<ToolResult> {
+  const callId = execution.callId;
+  return new Promise<ToolResult>((resolve) => {
+    let settingUp = true;
+    let untrackCaller: (() => void) | undefined;
+    let untrackOwner: (() => void) | undefined;
+    let onCallerAbort: (() => void) | undefined;
+    const settle = (): void => {
+      state.resultSettled = true;
+      state.check();
+    };
+    state.onOver = () => {
+      untrackCaller?.();
+      untrackOwner?.();
+      reg.stopped(tool, state);
+      if (onCallerAbort !== undefined) callerSignal?.removeEventListener('abort', onCallerAbort);
+      state.clearTimer();
+    };
+    state.wake = (f: AbortFailure) => {
+      state.decided = true;
+      resolve(errorResult(callId, f));
+      if (!settingUp) settle();
+    };
+    // An already-aborted caller signal stops the call before anything runs (never asks Approval).
+    if (callerSignal?.aborted) state.abort(callerSignal.reason);
+    else {
+      if (callerSignal !== undefined) {
+        onCallerAbort = (): void => state.abort(callerSignal.reason);
+        callerSignal.addEventListener('abort', onCallerAbort, { once: true });
+      }
+      reg.started(tool, state);
+      untrackCaller = ctx._track(state);
+      const owner = reg.ownerOf(tool);
+      if (owner !== undefined && owner !== ctx) untrackOwner = owner._track(state);
+    }
+    settingUp = false;
+    if (state.decided) {
+      // aborted before anything ran (the caller's signal, or a disposal already under way)
+      settle();
+      return;
+    }
+    authorizeAndRun(reg, ctx, state, execution, tool).then(
+      (r) => {
+        resolve(r);
+        settle();
+      },
+      (err: unknown) => {
+        resolve(errorResult(callId, { code: 'EXECUTION_ERROR', message: messageOf(err) }));
+        settle();
+      },
+    );
+  });
+}
+
+/** The result the pipeline hands back once an abort decided the call (ignored: the abort's result won). */
+function decided(state: CallState, callId: string): ToolResult {
+  return errorResult(callId, state.failure());
+}
+
+async function authorizeAndRun(reg: ToolRegistry, ctx: SystemContext, state: CallState, execution: Execution, tool: Tool): Promise<ToolResult> {
   const { scope, callId } = execution;
-  const denial = await authorize(reg, ctx, execution);
+  const denial = await authorize(reg, ctx, state, execution);
+  if (state.decided) return decided(state, callId);
   if (denial !== undefined) return errorResult(callId, { code: 'DENIED', message: denial });
   // Policy may have awaited: a tool unregistered (or whose scope was disposed or
   // restricted) meanwhile is gone for this call too, and so is every tool when the
@@ -191,52 +259,109 @@ async function authorizeAndRun(
   if (!stillResolves()) return errorResult(callId, unknownTool(execution.name));
 
   // ---- tools/execute: listeners wrap, replace or short-circuit the call function
-  const seed: ToolCallFunction = async (e) => {
+  const seed: ToolCallFunction = async (e, c) => {
     if (e !== execution) throw new TypeError('the call function must be called with the execution it was given');
+    if (c !== undefined && c !== ctx) throw new TypeError('the call function must be called with the calling context it was given (or none)');
+    if (state.aborted) throw new TypeError(`tool "${execution.name}" was aborted before its body started`);
     if (!stillResolves()) throw new ToolVanished(execution.name);
-    return tool.execute(execution.arguments, execution);
+    return tool.execute(execution.arguments, execution, ctx);
   };
   let fn: unknown = seed;
   if (reg.bus.hasListeners('tools/execute', scope)) {
     try {
-      fn = await reg.bus.waterfall(scope, 'tools/execute', seed, [execution]);
+      fn = await reg.bus.waterfall(scope, 'tools/execute', seed, [execution, ctx]);
     } catch (err) {
+      if (state.decided) return decided(state, callId);
       return errorResult(callId, { code: 'EXECUTION_ERROR', message: `a tools/execute listener failed: ${messageOf(err)}` });
     }
+    if (state.decided) return decided(state, callId);
     if (typeof fn !== 'function') {
       return errorResult(callId, { code: 'EXECUTION_ERROR', message: `a tools/execute listener returned ${describeValue(fn)} instead of a call function` });
     }
   }
-  let result: ToolResult;
-  const outcome = await run(fn as ToolCallFunction, execution, tool, controller, callerSignal);
-  if (outcome.failure !== undefined) result = errorResult(callId, outcome.failure);
-  else {
-    try {
-      result = Object.freeze({ callId, content: normalizeContent(outcome.value), isError: false });
-    } catch (err) {
-      result = errorResult(callId, { code: 'EXECUTION_ERROR', message: `tool "${execution.name}" returned a result that ${notLossless(err)}` });
-    }
+  let value: unknown;
+  try {
+    value = await callBody(fn as ToolCallFunction, state, execution, ctx, tool);
+  } catch (err) {
+    if (state.decided) return decided(state, callId);
+    return errorResult(callId, thrown(err));
   }
+  if (state.decided) return decided(state, callId);
+  let result: ToolResult;
+  try {
+    result = successResult(callId, value);
+  } catch (err) {
+    result = errorResult(callId, { code: 'EXECUTION_ERROR', message: `tool "${execution.name}" returned a result that ${notLossless(err)}` });
+  }
+  return postExecute(reg, ctx, execution, result);
+}
 
-  // ---- tools/post-execute: accept (optionally replacing the content) or block
+/**
+ * Calls the call function under the tool's timeout. While it runs an abort decides the
+ * call; once it returned, an abort no longer changes the call's result.
+ */
+function callBody(fn: ToolCallFunction, state: CallState, execution: ToolExecution, ctx: SystemContext, tool: Tool): Promise<unknown> {
+  const timeoutMs = tool.timeoutMs;
+  if (timeoutMs !== undefined) state.startTimer(timeoutMs);
+  state.bodyRunning = true;
+  let p: Promise<unknown>;
+  try {
+    p = Promise.resolve(fn(execution, ctx));
+  } catch (err) {
+    p = Promise.reject(err);
+  }
+  return p.then(
+    (v) => {
+      state.bodyReturned();
+      return v;
+    },
+    (err: unknown) => {
+      state.bodyReturned();
+      throw err;
+    },
+  );
+}
+
+/** The `tools/post-execute` waterfall: accept (optionally replacing content and output) or block. */
+async function postExecute(reg: ToolRegistry, ctx: SystemContext, execution: ToolExecution, result: ToolResult): Promise<ToolResult> {
+  const { scope, callId } = execution;
   if (!reg.bus.hasListeners('tools/post-execute', scope)) return result;
   let decision: unknown;
   try {
-    decision = await reg.bus.waterfall(scope, 'tools/post-execute', Object.freeze({ kind: 'accept' }), [execution, result]);
+    decision = await reg.bus.waterfall(scope, 'tools/post-execute', Object.freeze({ kind: 'accept' }), [execution, result, ctx]);
   } catch (err) {
     return errorResult(callId, { code: 'EXECUTION_ERROR', message: `a tools/post-execute listener failed: ${messageOf(err)}` });
   }
   const kind = readKind(decision);
   if (kind === 'accept') {
     let content: unknown;
+    let output: unknown;
     try {
       content = (decision as { content?: unknown }).content;
-      if (content === undefined) return result;
-      const text = normalizeContent(content);
-      return Object.freeze({ ...result, content: text });
+      output = (decision as { output?: unknown }).output;
     } catch (err) {
-      return errorResult(callId, { code: 'EXECUTION_ERROR', message: `a tools/post-execute listener gave content that ${notLossless(err)}` });
+      return errorResult(callId, { code: 'EXECUTION_ERROR', message: `a tools/post-execute decision could not be read: ${messageOf(err)}` });
     }
+    if (content === undefined && output === undefined) return result;
+    let text = result.content;
+    if (content !== undefined) {
+      try {
+        text = normalizeContent(content);
+      } catch (err) {
+        return errorResult(callId, { code: 'EXECUTION_ERROR', message: `a tools/post-execute listener gave content that ${notLossless(err)}` });
+      }
+    }
+    let out: JsonValue | undefined;
+    if (output !== undefined) {
+      try {
+        out = snapshotJson(output, 'the tool output', 'output');
+      } catch (err) {
+        return errorResult(callId, { code: 'EXECUTION_ERROR', message: `a tools/post-execute listener gave an output that ${notLossless(err)}` });
+      }
+    } else if (content === undefined) out = result.output;
+    // A failed call never carries an output (SPEC 11.2), whatever the decision gave.
+    if (result.isError) return Object.freeze({ callId, content: text, isError: true, error: result.error });
+    return Object.freeze(out === undefined ? { callId, content: text, isError: false } : { callId, content: text, isError: false, output: out });
   }
   if (kind === 'block') {
     const reason = readReason(decision);
@@ -245,22 +370,23 @@ async function authorizeAndRun(
   return errorResult(callId, { code: 'DENIED', message: `malformed tools/post-execute decision: ${describeValue(decision)}` });
 }
 
-/** The pre-execute waterfall, approval and guards; returns a denial reason or `undefined`. */
-async function authorize(reg: ToolRegistry, ctx: SystemContext, execution: ToolExecution): Promise<string | undefined> {
+/** The pre-execute waterfall, approval and guards; returns a denial reason or `undefined` (also when aborted meanwhile). */
+async function authorize(reg: ToolRegistry, ctx: SystemContext, state: CallState, execution: ToolExecution): Promise<string | undefined> {
   const scope = execution.scope;
   if (reg.bus.hasListeners('tools/pre-execute', scope)) {
     let decision: unknown;
     try {
-      decision = await reg.bus.waterfall(scope, 'tools/pre-execute', Object.freeze({ kind: 'allow' }), [execution]);
+      decision = await reg.bus.waterfall(scope, 'tools/pre-execute', Object.freeze({ kind: 'allow' }), [execution, ctx]);
     } catch (err) {
       return `a tools/pre-execute listener failed: ${messageOf(err)}`;
     }
+    if (state.aborted) return undefined;
     const kind = readKind(decision);
     if (kind === 'deny') return readReason(decision) ?? 'denied by a tools/pre-execute listener';
     if (kind === 'ask') {
       const reason = readReason(decision);
-      const denied = await ask(ctx, execution, reason);
-      if (denied !== undefined) return denied;
+      const denied = await ask(ctx, state, execution, reason);
+      if (denied !== undefined || state.aborted) return denied;
     } else if (kind !== 'allow') {
       return `malformed tools/pre-execute decision: ${describeValue(decision)}`;
     }
@@ -270,9 +396,10 @@ async function authorize(reg: ToolRegistry, ctx: SystemContext, execution: ToolE
   for (const list of [globals, scoped]) {
     if (list === undefined) continue;
     for (const g of list) {
+      if (state.aborted) return undefined;
       let r: unknown;
       try {
-        r = g.fn(execution);
+        r = g.fn(execution, ctx);
         if (isThenable(r)) r = await r;
       } catch (err) {
         return `a guard failed: ${messageOf(err)}`;
@@ -285,20 +412,40 @@ async function authorize(reg: ToolRegistry, ctx: SystemContext, execution: ToolE
   return undefined;
 }
 
-async function ask(ctx: SystemContext, execution: ToolExecution, reason: string | undefined): Promise<string | undefined> {
+/**
+ * The `Approval` that decides a call in `scope` (SPEC 10.7): `Res(Approval)` from the
+ * scope's own context, or the global one for the global layer; never the calling view's.
+ */
+function approvalFor(ctx: SystemContext, scope: object | undefined): { approval: unknown } | string {
+  const server = ctx.server;
+  if (scope === undefined) return { approval: server.hasGlobal(Approval) ? server.getGlobal(Approval) : undefined };
+  const owner = server._scopeCtx(scope);
+  if (owner === undefined) return "the scope's context is being disposed";
+  return { approval: owner.tryGet(Approval) };
+}
+
+async function ask(ctx: SystemContext, state: CallState, execution: ToolExecution, reason: string | undefined): Promise<string | undefined> {
   const why = reason === undefined ? '' : `: ${reason}`;
   let approval: unknown;
   try {
-    approval = ctx.isDisposed ? undefined : ctx.tryGet(Approval);
+    const found = approvalFor(ctx, execution.scope);
+    if (typeof found === 'string') return `approval required${why}, but ${found}`;
+    approval = found.approval;
   } catch (err) {
     return `approval required${why}, but the Approval could not be resolved: ${messageOf(err)}`;
   }
   if (approval === undefined) return `approval required${why}, but no Approval is installed`;
-  const approve = (approval as { approve?: unknown }).approve;
+  let approve: unknown;
+  try {
+    approve = (approval as { approve?: unknown }).approve;
+  } catch (err) {
+    return `approval required${why}, but reading the Approval's approve() threw: ${messageOf(err)}`;
+  }
   if (typeof approve !== 'function') return `approval required${why}, but the installed Approval has no approve() method`;
+  if (state.aborted) return undefined;
   let granted: unknown;
   try {
-    granted = approve.call(approval, execution, reason);
+    granted = approve.call(approval, execution, reason, ctx);
     if (isThenable(granted)) granted = await granted;
   } catch (err) {
     return `approval required${why}, but approve() failed: ${messageOf(err)}`;
@@ -326,58 +473,4 @@ function readReason(decision: unknown): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-type Outcome = { value: unknown; failure?: undefined } | { value?: undefined; failure: Failure };
-
-/** Calls the call function under the tool's timeout and the caller's signal. */
-async function run(
-  fn: ToolCallFunction,
-  execution: ToolExecution,
-  tool: Tool,
-  controller: AbortController | undefined,
-  callerSignal: AbortSignal | undefined,
-): Promise<Outcome> {
-  const name = execution.name;
-  const aborted = (s: AbortSignal): Outcome => ({ failure: { code: 'EXECUTION_ERROR', message: `tool "${name}" was aborted: ${messageOf(s.reason)}` } });
-  if (callerSignal?.aborted) return aborted(callerSignal);
-  const timeoutMs = tool.timeoutMs;
-  if (controller === undefined && callerSignal === undefined) {
-    try {
-      return { value: await fn(execution) };
-    } catch (err) {
-      return { failure: thrown(err) };
-    }
-  }
-  return new Promise<Outcome>((resolve) => {
-    let done = false;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const finish = (o: Outcome): void => {
-      if (done) return;
-      done = true;
-      if (timer !== undefined) clearTimeout(timer);
-      callerSignal?.removeEventListener('abort', onAbort);
-      resolve(o);
-    };
-    const onAbort = (): void => finish(aborted(callerSignal as AbortSignal));
-    callerSignal?.addEventListener('abort', onAbort, { once: true });
-    if (controller !== undefined && timeoutMs !== undefined) {
-      timer = setTimeout(() => {
-        const message = `tool "${name}" timed out after ${timeoutMs} ms`;
-        finish({ failure: { code: 'TIMEOUT', message } });
-        controller.abort(new DOMException(message, 'TimeoutError'));
-      }, timeoutMs);
-    }
-    let p: Promise<unknown>;
-    try {
-      p = Promise.resolve(fn(execution));
-    } catch (err) {
-      finish({ failure: thrown(err) });
-      return;
-    }
-    p.then(
-      (value) => finish({ value }),
-      (err: unknown) => finish({ failure: thrown(err) }),
-    );
-  });
 }

@@ -10,13 +10,14 @@ import { setProvider } from '../context/provider-hints.js';
 import { installEvents } from '../events/events.js';
 import type { EventBus } from '../events/bus.js';
 import { Layers, RegistrationError, scopeLabel } from '../scope/layers.js';
-import { thawJson, type JsonObject } from './lossless-json.js';
+import { NotLosslessJsonError, snapshotJson, thawJson, type JsonObject } from './lossless-json.js';
 import { ValidatorCache } from './schema/validator-cache.js';
 import { snapshotParameters } from './schema/parameters.js';
 import { standardTarget } from './schema/dialects.js';
 import { readToolsPluginOptions, type ReadToolsPluginOptions, type ToolsPluginOptions } from './schema/plugin-options.js';
 import { executeCall } from './pipeline.js';
-import type { Tool, ToolCall, ToolDefinition, ToolGuard, ToolResult, ToolRestriction, ToolSchema } from './types.js';
+import type { ExecuteOptions, Tool, ToolCall, ToolDefinition, ToolGuard, ToolResult, ToolRestriction, ToolSchema } from './types.js';
+import type { CallState } from './execution.js';
 import { ownedBy } from '../disposal/owned.js';
 import { ContextView } from '../scope/context-view.js';
 
@@ -57,6 +58,10 @@ export class ToolRegistry {
   readonly options: ReadToolsPluginOptions;
   /** The compiled validators of the tools' parameters. */
   readonly #validators: ValidatorCache;
+  /** The context owning each live tool's registration (what tracks its executions, SPEC 10.2). */
+  readonly #owners = new WeakMap<Tool, SystemContext>();
+  /** The calls in flight per tool, aborted when its registration is undone. */
+  readonly #running = new Map<Tool, Set<CallState>>();
 
   constructor(server: Server, bus: EventBus, options: ReadToolsPluginOptions = { defaultDialect: 'draft-07' }) {
     this.server = server;
@@ -67,12 +72,46 @@ export class ToolRegistry {
     this.layers.onChange((c) => {
       if (c.kind === 'remove') this.releaseValidator(c.entry.value);
     });
+    this.layers.onChange((c) => {
+      if (c.kind === 'add') this.#owners.set(c.entry.value, c.entry.ctx);
+      else this.#unregistered(c.entry.value);
+    });
     server._leakProbes.add(() => {
       const out: string[] = [];
       for (const [scope, list] of this.#restrictions) for (let i = 0; i < list.length; i++) out.push(`tool restriction of scope ${scopeLabel(scope)}`);
       for (const [scope, list] of this.scopedGuards) for (let i = 0; i < list.length; i++) out.push(`tool guard of scope ${scopeLabel(scope)}`);
       return out;
     });
+  }
+
+  /** @internal The context that owns `tool`'s registration; `undefined` once it is undone. */
+  ownerOf(tool: Tool): SystemContext | undefined {
+    return this.#owners.get(tool);
+  }
+
+  /** @internal A call of `tool` started: undoing its registration aborts it. */
+  started(tool: Tool, call: CallState): void {
+    let set = this.#running.get(tool);
+    if (set === undefined) this.#running.set(tool, (set = new Set()));
+    set.add(call);
+  }
+
+  /** @internal A call of `tool` is over. */
+  stopped(tool: Tool, call: CallState): void {
+    this.#running.get(tool)?.delete(call);
+  }
+
+  /** The registration of `tool` was undone (its disposer, or its owner's disposal): abort its calls. */
+  #unregistered(tool: Tool): void {
+    this.#owners.delete(tool);
+    const set = this.#running.get(tool);
+    if (set === undefined) return;
+    this.#running.delete(tool);
+    if (set.size === 0) return;
+    const reason = new RegistrationError(
+      `the registration of tool "${tool.name}" was undone (its disposer was called or the context owning it was disposed) while the call was in flight`,
+    );
+    for (const call of [...set]) call.abort(reason);
   }
 
   /** Changes whenever a layer or a restriction changes. */
@@ -311,13 +350,21 @@ export class Tools extends ContextView<ToolRegistry> {
   }
 
   /**
-   * Runs one tool call through the pipeline (see the README): resolve → validate →
-   * `tools/pre-execute` → guards → `tools/execute` → `tools/post-execute` →
-   * `tools/result`. Never throws for a bad call: it resolves to a frozen result whose
-   * `error.code` says what went wrong.
+   * Runs one tool call through the pipeline (see docs/agents-scopes-registries.md):
+   * resolve → validate → `tools/pre-execute` → guards → `tools/execute` →
+   * `tools/post-execute` → `tools/result`. Never throws or rejects: it resolves to a
+   * frozen result whose `error.code` says what went wrong.
+   *
+   * This view's context is the call's *calling context*: the body, guards and `Approval`
+   * receive it; its disposal (or an ancestor's) aborts the call and awaits its body.
+   *
+   * @param call - the model's call; `scope`, when given, must be this view's own scope or
+   *   a live scope key (else `INVALID_ARGS`).
+   * @param options - `shown`: what the model was shown (an assembly or tool names); a tool
+   *   not in it is `UNKNOWN_TOOL`.
    */
-  execute(call: ToolCall): Promise<ToolResult> {
-    return executeCall(this.registry, this.context, call);
+  execute(call: ToolCall, options?: ExecuteOptions): Promise<ToolResult> {
+    return executeCall(this.registry, this.context, call, options);
   }
 
   #scopeArg(scope: unknown, method: string): object | undefined {
@@ -364,6 +411,7 @@ export function snapshotDefinition(def: unknown, target = 'draft-07'): Tool {
   const parameters = readField(def, 'parameters', 'Tools.register');
   const execute = readField(def, 'execute', 'Tools.register');
   const timeoutMs = readField(def, 'timeoutMs', 'Tools.register');
+  const annotations = readField(def, 'annotations', 'Tools.register');
   if (typeof name !== 'string' || name.length === 0) {
     throw new TypeError(`Tools.register(definition): name must be a non-empty string, got ${describeValue(name)}.`);
   }
@@ -378,10 +426,25 @@ export function snapshotDefinition(def: unknown, target = 'draft-07'): Tool {
   }
   const params = snapshotParameters(name, parameters, target);
   const bound = Object.freeze((execute as (...a: unknown[]) => unknown).bind(def));
-  const tool: Tool = timeoutMs === undefined
-    ? { name, description, parameters: params, execute: bound }
-    : { name, description, parameters: params, execute: bound, timeoutMs: timeoutMs as number };
+  const tool: { -readonly [K in keyof Tool]: Tool[K] } = { name, description, parameters: params, execute: bound };
+  if (timeoutMs !== undefined) tool.timeoutMs = timeoutMs as number;
+  if (annotations !== undefined) tool.annotations = snapshotAnnotations(name, annotations);
   return Object.freeze(tool);
+}
+
+/** Snapshots a definition's `annotations`: a lossless JSON object, deep-frozen. */
+function snapshotAnnotations(name: string, annotations: unknown): JsonObject {
+  let snap;
+  try {
+    snap = snapshotJson(annotations, `Tools.register(${name}): tool annotations`, 'annotations');
+  } catch (err) {
+    if (err instanceof NotLosslessJsonError) throw err;
+    throw new TypeError(`Tools.register(${name}): annotations could not be read: ${describeValue(err)}.`);
+  }
+  if (snap === null || typeof snap !== 'object' || Array.isArray(snap)) {
+    throw new TypeError(`Tools.register(${name}): annotations must be a JSON object such as { readOnlyHint: true }, got ${describeValue(annotations)}.`);
+  }
+  return snap as JsonObject;
 }
 
 const registries = new WeakMap<Server, ToolRegistry>();
@@ -398,7 +461,9 @@ export function toolSchemasOf(server: Server, scope: object | undefined): ToolSc
 }
 
 function schemaOf(t: Tool): ToolSchema {
-  return { name: t.name, description: t.description, parameters: thawJson(t.parameters) as ToolSchema['parameters'] };
+  const s: ToolSchema = { name: t.name, description: t.description, parameters: thawJson(t.parameters) as ToolSchema['parameters'] };
+  if (t.annotations !== undefined) s.annotations = thawJson(t.annotations) as NonNullable<ToolSchema['annotations']>;
+  return s;
 }
 
 /**

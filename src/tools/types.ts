@@ -2,6 +2,7 @@
  * The shapes of the tools registry: definitions, stored tools, calls, executions,
  * results and the decisions of the `tools/*` events.
  */
+import type { SystemContext } from '../context/system-context.js';
 import type { JsonObject, JsonValue } from './lossless-json.js';
 import type { StandardJsonSchema } from './schema/standard-schema.js';
 
@@ -30,13 +31,33 @@ export interface ToolDefinition<A = unknown> {
   readonly parameters: JsonSchema | StandardJsonSchema<A>;
   /**
    * The body. Called with `this` set to the definition object, the detached deep-frozen
-   * arguments and the execution. Its result becomes the result content (see
-   * {@link ToolResult.content}).
+   * arguments, the execution and the *calling context*: the context whose `Tools` view
+   * `execute` was called through (a turn, usually), so a global tool can read the turn's
+   * locals, the session's history and the agent's resources with `ctx.get`. Its result
+   * becomes the result content (see {@link ToolResult.content}) and, when it is not
+   * `undefined`, the result's {@link ToolResult.output}. May be a `toolSystem(...)`.
+   * Watch `execution.signal` (or pass it on) to stop when the call is aborted.
    */
-  execute(args: A, execution: ToolExecution): unknown;
-  /** Abort the call with code `TIMEOUT` after this many milliseconds. */
+  execute(args: A, execution: ToolExecution, ctx: SystemContext): unknown;
+  /**
+   * Abort the call with code `TIMEOUT` after this many milliseconds, counted from the
+   * moment the call function (the `tools/execute` chain and the body) starts; the policy
+   * phase before it (`tools/pre-execute`, `Approval`, guards) is not timed.
+   */
   readonly timeoutMs?: number;
+  /**
+   * Metadata about the tool for guards, policies and adapters (MCP's `readOnlyHint`,
+   * `destructiveHint`, ...): a JSON object, snapshotted (lossless JSON) and deep-frozen
+   * at `register`. Shown on {@link Tool}, {@link ToolSchema} and {@link ToolExecution}.
+   */
+  readonly annotations?: ToolAnnotations;
 }
+
+/**
+ * A tool's metadata ({@link ToolDefinition.annotations}): a lossless JSON object, e.g.
+ * MCP's `{ readOnlyHint: true, destructiveHint: false }`.
+ */
+export type ToolAnnotations = JsonObject;
 
 /** A stored tool: a deep-frozen snapshot of a definition. */
 export interface Tool {
@@ -49,10 +70,12 @@ export interface Tool {
    * text) share one object and one compiled validator.
    */
   readonly parameters: JsonSchema;
-  /** The definition's `execute`, bound to the definition object. */
-  readonly execute: (args: unknown, execution: ToolExecution) => unknown;
+  /** The definition's `execute`, bound to the definition object; called as `(args, execution, ctx)`. */
+  readonly execute: (args: unknown, execution: ToolExecution, ctx: SystemContext) => unknown;
   /** Calls are aborted with code `TIMEOUT` after this many milliseconds; absent: no timeout. */
   readonly timeoutMs?: number;
+  /** The deep-frozen annotations of the definition; absent when it had none. */
+  readonly annotations?: ToolAnnotations;
 }
 
 /** The model-facing projection of a tool; detached (a fresh copy on every read). */
@@ -63,6 +86,8 @@ export interface ToolSchema {
   description: string;
   /** A mutable copy of the tool's JSON Schema of the arguments. */
   parameters: { [key: string]: JsonValue };
+  /** A mutable copy of the tool's annotations; absent when the tool has none. */
+  annotations?: { [key: string]: JsonValue };
 }
 
 declare const tokenBrand: unique symbol;
@@ -85,13 +110,36 @@ export interface ToolCall {
   readonly scope?: object;
   /** The token of an enclosing execution (for nested dispatch). */
   readonly parent?: ToolExecutionToken;
-  /** Aborts the call (code `EXECUTION_ERROR`). */
+  /**
+   * Aborts the call (code `EXECUTION_ERROR`, `tool "x" was aborted: <reason>`) in any
+   * phase before the body returns, the policy phase included; an already-aborted signal
+   * never reaches `Approval`, a guard or the body.
+   */
   readonly signal?: AbortSignal;
 }
 
 /**
+ * What the model was shown (SPEC 11.3): an assembly (anything with
+ * `tools: readonly { name }[]`, such as a `PromptAssembly`) or the shown tool names.
+ */
+export type ShownTools = { readonly tools: readonly { readonly name: string }[] } | readonly string[];
+
+/** Options of `Tools.execute(call, options)`. */
+export interface ExecuteOptions {
+  /**
+   * What the model was shown for this turn: a tool that is not in it is refused with
+   * `UNKNOWN_TOOL`, as if it did not exist. A malformed value answers `INVALID_ARGS`.
+   * Omitted: every tool the scope resolves can run.
+   */
+  readonly shown?: ShownTools;
+}
+
+/**
  * One trip through the pipeline: a frozen snapshot of the call. Its identity is stable
- * from the first policy listener to the last observer (a safe `WeakMap` key).
+ * from the first policy listener to the last observer (a safe `WeakMap` key). It holds
+ * no context (the body, guards and `Approval` receive the calling context as an
+ * argument); `signal` and `scope` are live objects. `token` and `signal` are made on
+ * first read.
  */
 export interface ToolExecution {
   /** Fresh for every execution; callers can not choose it. */
@@ -107,10 +155,15 @@ export interface ToolExecution {
   /** The token of the enclosing execution for a nested call; `undefined` for a top-level call. */
   readonly parent: ToolExecutionToken | undefined;
   /**
-   * Aborted when the caller's signal aborts or the tool's `timeoutMs` elapses;
-   * `undefined` when neither applies.
+   * Never `undefined` (made on first read). Aborted when the caller's signal aborts, when
+   * the tool's `timeoutMs` elapses (reason: a `TimeoutError` `DOMException`), when the
+   * disposal of the calling context (or an ancestor) starts (reason: a
+   * `ContextDisposedError`), and when the tool's registration is undone (its disposer,
+   * or the disposal of the context that owns it).
    */
-  readonly signal: AbortSignal | undefined;
+  readonly signal: AbortSignal;
+  /** The tool's deep-frozen annotations; `undefined` when it has none or was not found. */
+  readonly annotations: ToolAnnotations | undefined;
 }
 
 /** Why a call failed. */
@@ -128,6 +181,14 @@ export interface ToolResult {
   readonly content: string;
   /** `true` when the call failed; {@link ToolResult.error} then says why. */
   readonly isError: boolean;
+  /**
+   * The body's raw return value (lossless JSON, deep-frozen), present only while the
+   * model gets the body's own result: absent when the body returned `undefined`, for
+   * refused, failed, aborted and timed-out calls, and after a `tools/post-execute`
+   * `block` or an `accept` that replaced the content (unless that decision gave an
+   * `output` of its own).
+   */
+  readonly output?: JsonValue;
   /** Why the call failed; present exactly when `isError` is `true`. */
   readonly error?: {
     /** The failure category. */
@@ -163,6 +224,11 @@ export type PostExecuteDecision =
       readonly kind: 'accept';
       /** Replaces the result's content (normalized like a tool's return value); absent keeps the tool's own. */
       readonly content?: unknown;
+      /**
+       * Replaces the result's {@link ToolResult.output} (lossless JSON). A decision that
+       * gives `content` without `output` removes the body's output.
+       */
+      readonly output?: unknown;
     }
   | {
       /** Withhold the result from the model; the call fails with code `DENIED`. */
@@ -171,11 +237,59 @@ export type PostExecuteDecision =
       readonly reason: string;
     };
 
-/** The function `tools/execute` listeners wrap, replace or short-circuit. */
-export type ToolCallFunction = (execution: ToolExecution) => Promise<unknown>;
+/**
+ * The function `tools/execute` listeners wrap, replace or short-circuit. The pipeline
+ * calls the outermost one as `fn(execution, ctx)` with the calling context; the seed (the
+ * tool's own body) must be called with the execution it was given and either that
+ * context or nothing (it always runs the body on the calling context).
+ */
+export type ToolCallFunction = (execution: ToolExecution, ctx?: SystemContext) => Promise<unknown>;
 
-/** A deny-only guard: returns a denial reason, or `undefined` to let the call pass. */
-export type ToolGuard = (execution: ToolExecution) => string | undefined | Promise<string | undefined>;
+/**
+ * A deny-only guard: returns a denial reason, or `undefined` to let the call pass.
+ * Receives the execution and the calling context (the context whose view `execute` was
+ * called through).
+ */
+export type ToolGuard = (execution: ToolExecution, ctx: SystemContext) => string | undefined | Promise<string | undefined>;
+
+/**
+ * A `tools/pre-execute` listener: receives the decision so far, the execution and the
+ * calling context, and returns (or resolves to) the decision to pass on.
+ */
+export type PreExecuteListener = (
+  decision: PreExecuteDecision,
+  execution: ToolExecution,
+  ctx: SystemContext,
+) => PreExecuteDecision | Promise<PreExecuteDecision>;
+
+/**
+ * A `tools/execute` listener: receives the current call function, the execution and the
+ * calling context, and returns (or resolves to) the call function to use.
+ */
+export type ExecuteListener = (
+  fn: ToolCallFunction,
+  execution: ToolExecution,
+  ctx: SystemContext,
+) => ToolCallFunction | Promise<ToolCallFunction>;
+
+/**
+ * A `tools/post-execute` listener: receives the decision so far, the execution, the
+ * result the body produced and the calling context, and returns (or resolves to) the
+ * decision to pass on.
+ */
+export type PostExecuteListener = (
+  decision: PostExecuteDecision,
+  execution: ToolExecution,
+  result: ToolResult,
+  ctx: SystemContext,
+) => PostExecuteDecision | Promise<PostExecuteDecision>;
+
+/**
+ * A `tools/result` observer: called once for every call (refused and invalid ones
+ * included) with the frozen execution and result; its return value is ignored and its
+ * failure is contained and logged.
+ */
+export type ResultObserver = (execution: ToolExecution, result: ToolResult) => unknown;
 
 /** What `Tools.restrict` accepts. */
 export interface ToolRestriction {

@@ -91,7 +91,7 @@ async function check(model: Model, ctxs: SystemContext[], scopes: (Scope | undef
       else {
         const denial = model.denial(slot, n);
         if (denial) expect(res.content).toBe(`Error: ${denial}`);
-        else expect(res).toEqual({ callId: `${slot}-${n}`, content: want.tag, isError: false });
+        else expect(res).toEqual({ callId: `${slot}-${n}`, content: want.tag, isError: false, output: want.tag });
       }
     }
     // isolation: no scope ever sees another scope's tags

@@ -94,7 +94,7 @@ test('a tools/result observer that disposes its own agent: the call still resolv
     },
   });
   const r = await h.agent.ctx.get(Tools).execute({ callId: '1', name: 't', arguments: {} });
-  expect(r).toEqual({ callId: '1', content: 'ok', isError: false });
+  expect(r).toEqual({ callId: '1', content: 'ok', isError: false, output: 'ok' });
   expect(h.agent.isDisposed).toBe(true);
   expect(app.get(Agents).get('a')).toBeUndefined();
   await app.dispose();

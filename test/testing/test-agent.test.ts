@@ -72,7 +72,7 @@ describe('createTestAgent', () => {
     expect(agent.ctx.getMut(Memory).facts).toEqual(['made before setup']);
     expect(agent.ctx.parent?.getMut(Memory)).not.toBe(agent.ctx.getMut(Memory)); // the owner root has its own
     const result = await agent.ctx.get(Tools).execute({ callId: 'c1', name: 'echo', arguments: { text: 'hi' } });
-    expect(result).toEqual({ callId: 'c1', content: 'hi', isError: false });
+    expect(result).toEqual({ callId: 'c1', content: 'hi', isError: false, output: 'hi' });
     const prompts = agent.ctx.get(Prompts);
     expect(prompts.render(await prompts.assemble())).toContain('You handle billing.');
     await server.dispose();

@@ -134,7 +134,7 @@ describe('the registry under bad input', () => {
         }
         const before = bodyCalls;
         const r = await A.ctx.get(Tools).execute({ callId: 'c', name: 'any', arguments: args });
-        if (lossless) expect(r).toEqual({ callId: 'c', content: String(before + 1), isError: false });
+        if (lossless) expect(r).toEqual({ callId: 'c', content: String(before + 1), isError: false, output: before + 1 });
         else {
           expect(r.error?.code).toBe('INVALID_ARGS');
           expect(bodyCalls).toBe(before);

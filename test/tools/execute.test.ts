@@ -23,7 +23,7 @@ describe('Tools.execute', () => {
     t.register(def);
     const input = { q: 'hi' };
     const r = await t.execute({ callId: 'c1', name: 'echo', arguments: input });
-    expect(r).toEqual({ callId: 'c1', content: '{"got":{"q":"hi"}}', isError: false });
+    expect(r).toEqual({ callId: 'c1', content: '{"got":{"q":"hi"}}', isError: false, output: { got: { q: 'hi' } } });
     expect(Object.isFrozen(r)).toBe(true);
     expect(seen?.self).toBe(def);
     expect(seen?.args).toEqual(input);
@@ -352,7 +352,7 @@ describe('tools/execute, timeouts, tools/post-execute, tools/result', () => {
     await server.dispose();
   });
 
-  test('a tool unregistered (or its scope disposed) while the call waits for policy is not run: UNKNOWN_TOOL', async () => {
+  test('a tool unregistered (or its scope disposed) while the call waits for policy is not run: the call is aborted', async () => {
     const { server, app } = await world();
     const A = createScope(app, { id: 'A' });
     const body = jest.fn(() => 'ran');
@@ -366,11 +366,12 @@ describe('tools/execute, timeouts, tools/post-execute, tools/result', () => {
     const p1 = A.ctx.get(Tools).execute({ callId: '1', name: 'x', arguments: {} });
     off();
     release();
-    expect(await p1).toEqual({ callId: '1', content: 'Error: unknown tool "x"', isError: true, error: { code: 'UNKNOWN_TOOL', message: 'unknown tool "x"' } });
+    // SPEC 10.2: undoing the registration aborts the call (settled at once, policy pending)
+    expect((await p1).error).toEqual({ code: 'EXECUTION_ERROR', message: expect.stringMatching(/^tool "x" was aborted: the registration of tool "x" was undone/) });
     A.ctx.get(Tools).register(tool('x', body));
     const p2 = app.get(Tools).execute({ callId: '2', name: 'x', arguments: {}, scope: A.key });
     await A.dispose();
-    expect((await p2).error?.code).toBe('UNKNOWN_TOOL');
+    expect((await p2).error?.message).toMatch(/^tool "x" was aborted: .*disposal/);
     // the same when it vanishes while a tools/execute wrapper awaits before calling through
     const off3 = app.get(Tools).register(tool('y', body));
     let release2: () => void = () => undefined;
@@ -383,7 +384,7 @@ describe('tools/execute, timeouts, tools/post-execute, tools/result', () => {
     await new Promise((r) => setImmediate(r));
     off3();
     release2();
-    expect((await p3).error).toEqual({ code: 'UNKNOWN_TOOL', message: 'unknown tool "y"' });
+    expect((await p3).error?.message).toMatch(/^tool "y" was aborted: the registration of tool "y" was undone/);
     expect(body).not.toHaveBeenCalled();
     await server.dispose();
   });
@@ -391,15 +392,17 @@ describe('tools/execute, timeouts, tools/post-execute, tools/result', () => {
   test('timeoutMs: TIMEOUT result and the execution signal aborts', async () => {
     const { server, t } = await world();
     let signal: AbortSignal | undefined;
-    t.register(tool('slow', (_a) => new Promise(() => undefined), { timeoutMs: 20 }));
+    const honours = (e: ToolExecution) => new Promise((_r, reject) => e.signal.addEventListener('abort', () => reject(e.signal.reason)));
+    t.register({ ...tool('slow'), timeoutMs: 20, execute: (_a: unknown, e: ToolExecution) => honours(e) });
     t.register({ ...tool('slow2'), timeoutMs: 20, execute: (_a: unknown, e: ToolExecution) => {
       signal = e.signal;
-      return new Promise(() => undefined);
+      return honours(e);
     } });
     t.register(tool('fast', () => 'ok', { timeoutMs: 1000 }));
     const r = await t.execute({ callId: '1', name: 'slow2', arguments: {} });
     expect(r).toEqual({ callId: '1', content: 'Error: tool "slow2" timed out after 20 ms', isError: true, error: { code: 'TIMEOUT', message: 'tool "slow2" timed out after 20 ms' } });
     expect(signal?.aborted).toBe(true);
+    expect((signal?.reason as DOMException).name).toBe('TimeoutError');
     expect((await t.execute({ callId: '1', name: 'slow', arguments: {} })).error?.code).toBe('TIMEOUT');
     expect((await t.execute({ callId: '1', name: 'fast', arguments: {} })).content).toBe('ok');
     await server.dispose();
@@ -410,7 +413,7 @@ describe('tools/execute, timeouts, tools/post-execute, tools/result', () => {
     let seen: AbortSignal | undefined;
     t.register({ ...tool('wait'), execute: (_a: unknown, e: ToolExecution) => {
       seen = e.signal;
-      return new Promise(() => undefined);
+      return new Promise((_r, reject) => e.signal.addEventListener('abort', () => reject(e.signal.reason)));
     } });
     const ac = new AbortController();
     const p = t.execute({ callId: '1', name: 'wait', arguments: {}, signal: ac.signal });
@@ -418,7 +421,9 @@ describe('tools/execute, timeouts, tools/post-execute, tools/result', () => {
     const r = await p;
     expect(r.error?.code).toBe('EXECUTION_ERROR');
     expect(r.content).toBe('Error: tool "wait" was aborted: user cancelled');
-    expect(seen).toBe(ac.signal);
+    // execution.signal is the call's own signal, chained to the caller's
+    expect(seen?.aborted).toBe(true);
+    expect((seen?.reason as Error).message).toBe('user cancelled');
     const r2 = await t.execute({ callId: '2', name: 'wait', arguments: {}, signal: AbortSignal.abort('early') });
     expect(r2.content).toBe('Error: tool "wait" was aborted: early');
     await server.dispose();

@@ -45,7 +45,7 @@ describe('Tools registration and resolution', () => {
     expect(app.get(Tools).get('mine')).toBeUndefined();
     expect(app.get(Tools).get('mine', A.key)?.name).toBe('mine');
     const r = await turn.get(Tools).execute({ callId: '1', name: 'mine', arguments: {} });
-    expect(r).toEqual({ callId: '1', content: 'mine', isError: false });
+    expect(r).toEqual({ callId: '1', content: 'mine', isError: false, output: 'mine' });
     const g = await app.get(Tools).execute({ callId: '2', name: 'mine', arguments: {} });
     expect(g.error?.code).toBe('UNKNOWN_TOOL');
     await server.dispose();

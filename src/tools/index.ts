@@ -24,6 +24,8 @@ export type {
   ToolRestriction,
   ToolAnnotations,
   ShownTools,
+  ShownAssembly,
+  ShownTool,
   ExecuteOptions,
   PreExecuteListener,
   ExecuteListener,

@@ -122,7 +122,19 @@ export interface ToolCall {
  * What the model was shown (SPEC 11.3): an assembly (anything with
  * `tools: readonly { name }[]`, such as a `PromptAssembly`) or the shown tool names.
  */
-export type ShownTools = { readonly tools: readonly { readonly name: string }[] } | readonly string[];
+export type ShownTools = ShownAssembly | readonly string[];
+
+/** Anything that lists the tools shown to the model, such as a `PromptAssembly`. */
+export interface ShownAssembly {
+  /** The tools the model was shown; only each one's `name` is read. */
+  readonly tools: readonly ShownTool[];
+}
+
+/** One tool the model was shown (a `ToolSchema` fits). */
+export interface ShownTool {
+  /** The tool's name. */
+  readonly name: string;
+}
 
 /** Options of `Tools.execute(call, options)`. */
 export interface ExecuteOptions {

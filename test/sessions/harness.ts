@@ -68,7 +68,7 @@ const NAMES = ['session/created', 'session/resumed', 'session/turn-committed', '
 export function recordEvents(ctx: SystemContext): Recorded[] {
   const out: Recorded[] = [];
   const events = ctx.get(Events);
-  for (const name of NAMES) events.on(name, (payload: Record<string, unknown>) => void out.push({ name, payload }));
+  for (const name of NAMES) events.on(name, (...args: unknown[]) => void out.push({ name, payload: args[0] as Record<string, unknown> }));
   return out;
 }
 

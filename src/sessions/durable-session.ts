@@ -141,12 +141,19 @@ class TurnState implements TurnSink {
  *
  * @example
  * ```ts
- * const durable = await appCtx.get(Sessions).create({ agentId: 'support:42', sessionId: 'ticket-42' });
- * await durable.turn(async (turnCtx, session) => {
+ * import assert from 'node:assert/strict';
+ * import { AgentsPlugin, Server, Sessions, SessionsPlugin } from 'polestar-di';
+ *
+ * const server = new Server().addPlugins(new AgentsPlugin(), new SessionsPlugin());
+ * await server.finish();
+ * const durable = await server.createContext().get(Sessions).create({ agentId: 'support:42', sessionId: 'ticket-42' });
+ * await durable.turn(async (_turnCtx, session) => {
  *   session.history.append({ role: 'user', content: 'hello' });
  * });
- * durable.committedTurn; // 1
+ * assert.equal(durable.committedTurn, 1);
+ * assert.throws(() => durable.session.history.append({ role: 'user', content: 'outside' }), TypeError);
  * await durable.close();
+ * await server.dispose();
  * ```
  */
 export class DurableSession implements AsyncDisposable {

@@ -41,8 +41,18 @@ const DEFAULT_KEEP = 20;
  *
  * @example
  * ```ts
- * const server = new Server().addPlugins(new AgentsPlugin(), new SessionsPlugin({ leaseTtlMs: 10_000 }));
+ * import assert from 'node:assert/strict';
+ * import { AgentsPlugin, MemorySessionStore, Server, Sessions, SessionsPlugin } from 'polestar-di';
+ *
+ * const store = new MemorySessionStore(); // given, so it is ours to close
+ * const server = new Server().addPlugins(new AgentsPlugin(), new SessionsPlugin({ store, leaseTtlMs: 10_000 }));
  * await server.finish();
+ * await server.createContext().get(Sessions).create({ agentId: 'a', sessionId: 's' });
+ * await server.dispose(); // disposes the session and releases its lease
+ * assert.equal((await store.load('s')).info.lease, undefined);
+ * await store.close();
+ *
+ * await assert.rejects(new Server().addPlugins(new SessionsPlugin()).finish(), /needs AgentsPlugin/);
  * ```
  */
 export class SessionsPlugin implements Plugin {

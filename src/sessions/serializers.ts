@@ -17,12 +17,36 @@ import type { PersistedLocal } from './store.js';
  *
  * @example
  * ```ts
- * class Memory { facts: string[] = []; }
+ * import assert from 'node:assert/strict';
+ * import { AgentsPlugin, MemorySessionStore, Server, Sessions, SessionsPlugin, type LocalSerializer } from 'polestar-di';
+ *
+ * class Memory {
+ *   facts: string[] = [];
+ * }
  * const memorySerializer: LocalSerializer<Memory> = {
- *   key: 'app.memory', version: 1, scope: 'agent',
+ *   key: 'app.memory',
+ *   version: 1,
+ *   scope: 'agent',
  *   serialize: (m) => m.facts,
  *   deserialize: (data) => Object.assign(new Memory(), { facts: [...(data as string[])] }),
  * };
+ *
+ * const store = new MemorySessionStore();
+ * for (const step of ['write', 'read']) {
+ *   const server = new Server();
+ *   server.registerLocal(Memory, { per: 'agent' });
+ *   server.addPlugins(new AgentsPlugin(), new SessionsPlugin({ store, serializers: [[Memory, memorySerializer]] }));
+ *   await server.finish();
+ *   const sessions = server.createContext().get(Sessions);
+ *   if (step === 'write') {
+ *     const s = await sessions.create({ agentId: 'a', sessionId: 's' });
+ *     await s.turn((turnCtx) => void turnCtx.get(Memory).facts.push('likes tea'));
+ *   } else {
+ *     const s = await sessions.resume({ agentId: 'a', sessionId: 's' });
+ *     assert.deepEqual(s.agent.ctx.get(Memory).facts, ['likes tea']); // restored, replacing the per-agent instance
+ *   }
+ *   await server.dispose();
+ * }
  * ```
  */
 export interface LocalSerializer<T = unknown> {

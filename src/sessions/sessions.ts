@@ -98,12 +98,19 @@ export interface SessionListPage {
  *
  * @example
  * ```ts
- * const sessions = appCtx.get(Sessions);
+ * import assert from 'node:assert/strict';
+ * import { AgentsPlugin, Server, Sessions, SessionsPlugin } from 'polestar-di';
+ *
+ * const server = new Server().addPlugins(new AgentsPlugin(), new SessionsPlugin());
+ * await server.finish();
+ * const sessions = server.createContext().get(Sessions);
  * const durable = await sessions.create({ agentId: 'support:42', sessionId: 'ticket-42', meta: { user: 42 } });
- * await durable.turn((turnCtx, session) => { session.history.append({ role: 'user', content: 'hi' }); });
+ * await durable.turn((_turnCtx, session) => void session.history.append({ role: 'user', content: 'hi' }));
  * await durable.close();
  * const again = await sessions.resume({ agentId: 'support:42', sessionId: 'ticket-42' });
- * again.session.history.length; // 1
+ * assert.equal(again.session.history.length, 1);
+ * assert.deepEqual(again.meta, { user: 42 });
+ * await server.dispose();
  * ```
  */
 export class Sessions extends ContextView<SessionsRuntime> {

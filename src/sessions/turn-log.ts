@@ -34,10 +34,21 @@ export interface TurnSink {
  *
  * @example
  * ```ts
+ * import assert from 'node:assert/strict';
+ * import { AgentsPlugin, Server, Sessions, SessionsPlugin, TurnLog } from 'polestar-di';
+ *
+ * const server = new Server().addPlugins(new AgentsPlugin(), new SessionsPlugin());
+ * await server.finish();
+ * const sessions = server.createContext().get(Sessions);
+ * const durable = await sessions.create({ agentId: 'a', sessionId: 's' });
  * await durable.turn(async (turnCtx, session) => {
  *   session.history.append({ role: 'user', content: 'hi' });
  *   turnCtx.get(TurnLog).record('usage', { inputTokens: 12 });
  * });
+ * const kinds: string[] = [];
+ * for await (const e of sessions.events('s')) kinds.push(`${e.kind} ${e.status}`);
+ * assert.deepEqual(kinds, ['history/append committed', 'usage committed']);
+ * await server.dispose();
  * ```
  */
 export class TurnLog {

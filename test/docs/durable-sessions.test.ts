@@ -1,4 +1,4 @@
-// Every ```ts block of docs/durable-sessions.md is a complete module: it compiles against
+// Every ```ts block of docs/durable-sessions.md and of the sessions API's TSDoc is a complete module: it compiles against
 // polestar-di (and polestar-di/sessions/sqlite) and runs (its node:assert checks are real
 // assertions).
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -6,7 +6,11 @@ import { join, relative } from 'node:path';
 import { ROOT, extractBlocks, typeCheck, writeBlocks } from '../testing/doc-blocks.js';
 
 const dir = join(ROOT, '.build/doc-examples-durable-sessions');
-const blocks = extractBlocks('docs/durable-sessions.md');
+// The guide, and the TSDoc examples of the sessions API.
+const blocks = [
+  ...extractBlocks('docs/durable-sessions.md'),
+  ...['sessions', 'durable-session', 'plugin', 'serializers', 'turn-log'].flatMap((f) => extractBlocks(`src/sessions/${f}.ts`)),
+];
 writeBlocks(blocks, dir);
 // The SQL stores' entry points point at the sources too.
 const src = relative(dir, join(ROOT, 'src')).split('\\').join('/');
@@ -16,7 +20,7 @@ for (const b of blocks) {
 }
 
 test('the guide has examples', () => {
-  expect(blocks.length).toBeGreaterThanOrEqual(6);
+  expect(blocks.length).toBeGreaterThanOrEqual(11);
 });
 
 test('every example type-checks', () => {

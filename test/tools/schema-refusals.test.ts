@@ -34,6 +34,13 @@ const cases: [string, () => unknown, string, RegExp][] = [
   ['a __proto__ dependency', () => JSON.parse('{"type":"object","dependencies":{"__proto__":["a"]}}'), 'parameters.dependencies.__proto__', /"__proto__" is refused/],
   ['a __proto__ definition', () => JSON.parse('{"definitions":{"__proto__":{"type":"string"}}}'), 'parameters.definitions.__proto__', /"__proto__" is refused/],
   ['a nested $schema of another dialect', () => ({ $schema: D2020, properties: { a: { $schema: 'http://json-schema.org/draft-07/schema#' } } }), 'parameters.properties.a.$schema', /must name the schema's own dialect, 2020-12/],
+  ['a $ref to an inherited member of a definitions map', () => ({ type: 'object', definitions: { x: {} }, properties: { a: { $ref: '#/definitions/constructor' } } }), 'parameters.properties.a.$ref', /"#\/definitions\/constructor" does not resolve: "constructor"/],
+  ['a $ref to #/__proto__', () => ({ type: 'object', properties: { a: { $ref: '#/__proto__' } } }), 'parameters.properties.a.$ref', /does not resolve: "__proto__"/],
+  ['a $ref into a schema\'s inherited member', () => ({ type: 'object', definitions: { x: { type: 'string' } }, properties: { a: { $ref: '#/definitions/x/toString' } } }), 'parameters.properties.a.$ref', /does not resolve: "toString"/],
+  ['a $ref to an array\'s inherited member', () => ({ type: 'object', allOf: [{}], properties: { a: { $ref: '#/allOf/length' } } }), 'parameters.properties.a.$ref', /does not resolve: "length"/],
+  ['an absolute $ref to an inherited member', () => ({ $schema: D2020, $id: 'https://x.dev/s', $defs: { x: {} }, properties: { a: { $ref: 'https://x.dev/s#/$defs/hasOwnProperty' } } }), 'parameters.properties.a.$ref', /does not resolve: "hasOwnProperty"/],
+  // ajv itself overflows the stack on this one: whatever it throws becomes a ToolSchemaError
+  ['a schema ajv can not compile (it overflows the stack)', () => ({ $schema: D2020, $defs: { inner: { $id: 'https://x.dev/inner', $defs: { n: {} }, $ref: '#/$defs/n' } }, properties: { e: { $ref: '#/$defs/inner' } } }), 'parameters', /can not be compiled as a JSON Schema \(2020-12\): Maximum call stack size exceeded/],
   ['two subschemas with one $id', () => ({ $schema: D2020, $defs: { a: { $id: 'https://x.dev/a', type: 'string' }, b: { $id: 'https://x.dev/a', type: 'number' } } }), 'parameters', /can not be compiled/],
 ];
 
@@ -64,6 +71,27 @@ describe('refusals', () => {
     } finally {
       out.restore();
     }
+  });
+
+  test('JSON pointer references through own properties resolve (a definition named constructor, an array index, an embedded resource)', async () => {
+    const { server, ctx } = await app();
+    const tools = ctx.get(Tools);
+    tools.register({
+      name: 'refs',
+      description: 'd',
+      parameters: {
+        $schema: D2020,
+        type: 'object',
+        $defs: { constructor: { type: 'string' }, 'a/b': { type: 'number' }, inner: { $id: 'https://x.dev/inner', $defs: { n: { type: 'boolean' } }, properties: { v: { $ref: '#/$defs/n' } } } },
+        prefixItems: [{ type: 'null' }],
+        properties: { c: { $ref: '#/$defs/constructor' }, s: { $ref: '#/$defs/a~1b' }, i: { $ref: '#/prefixItems/0' }, e: { $ref: 'https://x.dev/inner' } },
+      },
+      execute: () => 'ok',
+    });
+    const run = async (args: unknown) => (await tools.execute({ callId: '1', name: 'refs', arguments: args })).error?.code;
+    expect(await run({ c: 'x', s: 1, i: null, e: { v: true } })).toBeUndefined();
+    for (const bad of [{ c: 1 }, { s: 'x' }, { i: 0 }, { e: { v: 'x' } }]) expect(await run(bad)).toBe('INVALID_ARGS');
+    await server.dispose();
   });
 
   test('"__proto__" as a value (required, dependentRequired) is accepted and enforced', async () => {

@@ -18,8 +18,10 @@ import type { DefaultJsonSchemaDialect } from './dialects.js';
  *   `pattern`, which is checked).
  * - Unknown keywords (`x-…`, `markdownDescription`) are annotations and accepted.
  * - A key `"$async"` or `"__proto__"` anywhere in `parameters` is refused (even inside
- *   `const` or an unknown keyword: one rule, no guessing where a schema ends), and so is
- *   a nested `$schema` naming another dialect.
+ *   `const` or an unknown keyword: one rule, no guessing where a schema ends), and so are
+ *   a nested `$schema` naming another dialect and a `$ref` JSON pointer that steps
+ *   through an inherited JavaScript member (`#/definitions/constructor` with no such
+ *   definition), which ajv would resolve to an empty schema.
  * - A property counts as present only when it is the argument object's own, so
  *   `required: ["toString"]` is not met by `{}`.
  * - A Standard Schema is converted with the default dialect as its `target`

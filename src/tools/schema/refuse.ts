@@ -17,11 +17,15 @@ import { DIALECT_URIS, dialectOfUri, type JsonSchemaDialect } from './dialects.j
  * - a nested `$schema` naming another dialect (or an unknown one): one ajv class
  *   validates one dialect, and would read the subschema in the root's;
  * - a `pattern` (or `patternProperties` key) that is not a valid regular expression
- *   with the `u` flag, as ajv compiles it (ajv would throw without saying where).
+ *   with the `u` flag, as ajv compiles it (ajv would throw without saying where);
+ * - a `$ref` JSON pointer through an inherited member (`#/definitions/constructor`),
+ *   which ajv would resolve to an empty schema.
  *
  * Walks iteratively (the snapshot bounds the depth, but a wide schema stays cheap).
  */
 export function refuseUnsupported(tool: string, schema: JsonObject, dialect: JsonSchemaDialect): void {
+  const refs: { path: string; ref: string }[] = [];
+  const resources: JsonObject[] = [schema];
   const stack: { value: JsonValue; path: string }[] = [{ value: schema, path: 'parameters' }];
   for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
     const { value, path } = item;
@@ -59,11 +63,63 @@ export function refuseUnsupported(tool: string, schema: JsonObject, dialect: Jso
       }
       const child = obj[key];
       if (key === 'pattern' && typeof child === 'string') checkPattern(tool, at, child);
+      if ((key === '$ref' || key === '$dynamicRef') && typeof child === 'string') refs.push({ path: at, ref: child });
+      if (key === '$id' && typeof child === 'string' && !child.startsWith('#')) resources.push(obj);
       if (key === 'patternProperties' && child !== null && typeof child === 'object' && !Array.isArray(child)) {
         for (const p of Object.keys(child)) checkPattern(tool, `${at}.${p}`, p);
       }
       stack.push({ value: child, path: at });
     }
+  }
+  for (const { path, ref } of refs) checkPointer(tool, path, ref, resources);
+}
+
+/**
+ * A `$ref` whose fragment is a JSON pointer must not step through an inherited property:
+ * ajv resolves pointers with plain property reads, so `#/definitions/constructor` or
+ * `#/__proto__` would resolve to `Object`'s members and check nothing. The pointer is
+ * accepted when it resolves through own properties in the root or in a subschema with an
+ * `$id` (the documents a pointer can be relative to); a pointer that is simply missing is
+ * left to ajv, which refuses it (`can't resolve reference`).
+ */
+function checkPointer(tool: string, path: string, ref: string, resources: readonly JsonObject[]): void {
+  const hash = ref.indexOf('#');
+  if (hash < 0 || ref.charAt(hash + 1) !== '/') return;
+  let segments: string[];
+  try {
+    segments = ref
+      .slice(hash + 2)
+      .split('/')
+      .map((seg) => decodeURIComponent(seg).replace(/~1/g, '/').replace(/~0/g, '~'));
+  } catch {
+    throw new ToolSchemaError(tool, path, `${JSON.stringify(ref)} has a malformed JSON pointer (bad percent-encoding). Fix the reference.`);
+  }
+  let inherited: string | undefined;
+  for (const resource of resources) {
+    let node: JsonValue = resource;
+    let resolved = true;
+    for (const seg of segments) {
+      if (node === null || typeof node !== 'object') {
+        resolved = false;
+        break;
+      }
+      if (Array.isArray(node) ? /^(0|[1-9][0-9]*)$/.test(seg) && Number(seg) < node.length : Object.hasOwn(node, seg)) {
+        node = (node as Record<string, JsonValue>)[seg];
+        continue;
+      }
+      if (seg in node) inherited ??= seg;
+      resolved = false;
+      break;
+    }
+    if (resolved) return;
+  }
+  if (inherited !== undefined) {
+    throw new ToolSchemaError(
+      tool,
+      path,
+      `${JSON.stringify(ref)} does not resolve: "${inherited}" is not a property of the schema there (the validator would read an inherited ` +
+        'JavaScript member and check nothing). Point the reference at a definition that exists.',
+    );
   }
 }
 

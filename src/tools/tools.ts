@@ -15,7 +15,6 @@ import { ValidatorCache } from './schema/validator-cache.js';
 import { snapshotParameters } from './schema/parameters.js';
 import { standardTarget } from './schema/dialects.js';
 import { readToolsPluginOptions, type ReadToolsPluginOptions, type ToolsPluginOptions } from './schema/plugin-options.js';
-import type { ToolSchemaError } from './schema/tool-schema-error.js';
 import { executeCall } from './pipeline.js';
 import type { ExecuteOptions, Tool, ToolCall, ToolDefinition, ToolGuard, ToolResult, ToolRestriction, ToolSchema } from './types.js';
 import type { CallState } from './execution.js';
@@ -256,9 +255,9 @@ export class Tools extends ContextView<ToolRegistry> {
    * is deep-frozen. Returns an idempotent disposer.
    *
    * @throws TypeError for a malformed definition (`tool parameters must be losslessly
-   *   JSON-serializable` for exotic parameters); {@link ToolSchemaError} (a TypeError
+   *   JSON-serializable` for exotic parameters); `ToolSchemaError` (a TypeError
    *   naming the tool and the schema path) for a schema refused by SPEC §11.1's rules
-   *   (see {@link ToolsPluginOptions}); `RegistrationError` (`already registered`) for a
+   *   (see `ToolsPluginOptions`); `RegistrationError` (`already registered`) for a
    *   duplicate name in the layer.
    */
   register<A = unknown>(definition: ToolDefinition<A>): () => void {

@@ -52,7 +52,7 @@ test("the agent's rendered system prompt and exactly the tools its assembly show
 
 test('a prompt/assemble listener that hides a tool hides it from the turn', async () => {
   app.get(Tools).register({ name: 'calc', description: 'Adds', parameters: { type: 'object' }, execute: () => 2 });
-  app.get(Events).on('prompt/assemble', (a: { tools: { name: string }[] }) => ({ ...a, tools: a.tools.filter((t) => t.name !== 'calc') }));
+  app.get(Events).on('prompt/assemble', (a) => ({ ...a, tools: a.tools.filter((t: { name: string }) => t.name !== 'calc') }));
   const turn = await prepareTurn(researcher.agent.ctx);
   expect(turn.tools.map((t) => t.name)).toEqual(['search']);
 });

@@ -4,7 +4,11 @@
  * rollbacks and resumes against the memory store.
  */
 import fc from 'fast-check';
-import { MemorySessionStore, Sessions, TurnLog, type DurableSession } from '../../src/index.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MemorySessionStore, Sessions, TurnLog, type DurableSession, type SessionStore } from '../../src/index.js';
+import { SqliteSessionStore } from '../../src/sessions/sqlite.js';
 import { Memory, recordEvents, serverOn, type Harness } from './harness.js';
 
 const collect = async <T>(it: AsyncIterable<T>): Promise<T[]> => {
@@ -111,11 +115,18 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   { weight: 1, arbitrary: fc.constant({ kind: 'reopen' as const }) },
 );
 
-test('model: turns, failing turns, checkpoints, rollbacks and resumes keep history, locals, turn and checkpoints as the model says', async () => {
+const modelDir = mkdtempSync(join(tmpdir(), 'polestar-sessions-model-'));
+afterAll(() => rmSync(modelDir, { recursive: true, force: true }));
+let modelFiles = 0;
+
+test.each([
+  ['the memory store', 60, (): SessionStore => new MemorySessionStore()],
+  ['a SQLite file', 15, (): SessionStore => new SqliteSessionStore({ path: join(modelDir, `model-${modelFiles++}.db`) })],
+] as const)('model on %s: turns, failing turns, checkpoints, rollbacks and resumes keep history, locals, turn and checkpoints as the model says', async (_name, numRuns, makeStore) => {
   const KEEP = 2;
   await fc.assert(
     fc.asyncProperty(fc.array(command, { maxLength: 14 }), async (commands) => {
-      const store = new MemorySessionStore();
+      const store = makeStore();
       let h: Harness = await serverOn(store, { keepCheckpoints: KEEP });
       const servers = [h];
       let s = await h.ctx.get(Sessions).create({ agentId: 'a', sessionId: 's' });
@@ -173,8 +184,9 @@ test('model: turns, failing turns, checkpoints, rollbacks and resumes keep histo
         }
       } finally {
         for (const x of servers) await x.server.dispose();
+        await store.close();
       }
     }),
-    { numRuns: 60 },
+    { numRuns },
   );
 });

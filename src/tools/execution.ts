@@ -2,13 +2,12 @@
  * One call in flight: the frozen {@link ToolExecution} handed to policy, the body and the
  * observers, and the mutable {@link CallState} behind it that everything able to abort
  * the call (the caller's signal, the timeout, the calling context's disposal, the undoing
- * of the tool's registration) goes through. The state is the call's in-flight record
- * (contract C1): the disposal of the calling context and of the owning context abort it
- * and then await it.
+ * of the tool's registration) goes through. The state is a member of the in-flight groups
+ * of the calling and the owning context (see in-flight.ts).
  */
-import type { InFlight } from '../context/in-flight.js';
+import type { CallGroup } from './in-flight.js';
 import type { JsonValue } from './lossless-json.js';
-import type { ToolAnnotations, ToolErrorCode, ToolExecution, ToolExecutionToken } from './types.js';
+import type { Tool, ToolAnnotations, ToolErrorCode, ToolExecution, ToolExecutionToken, ToolResult } from './types.js';
 
 const minted = new WeakSet<object>();
 
@@ -23,53 +22,68 @@ function mintToken(): ToolExecutionToken {
   return t as ToolExecutionToken;
 }
 
-const RESOLVED: Promise<void> = Promise.resolve();
-
-/** @internal Why a call was aborted, as the pipeline reports it. */
-export interface AbortFailure {
+/** @internal Why a call failed. */
+export interface Failure {
   readonly code: ToolErrorCode;
   readonly message: string;
 }
 
+/** @internal The frozen error result of a call that failed with `f`. */
+export function errorResult(callId: string, f: Failure): ToolResult {
+  return Object.freeze({ callId, content: `Error: ${f.message}`, isError: true, error: Object.freeze({ code: f.code, message: f.message }) });
+}
+
 /**
- * @internal The mutable side of one call. Made for every call; the `AbortController`
- * behind `execution.signal` and the promise disposal awaits are made only when read.
+ * @internal The mutable side of one call: everything able to abort it goes through
+ * {@link CallState.abort}. The `AbortController` behind `execution.signal` is made only
+ * when the signal is read (or never). The call is *over* once its result settled and its
+ * call function is not running; then it leaves its {@link CallGroup}s.
  */
-export class CallState implements InFlight {
-  readonly #name: string;
-  readonly #callId: string;
+export class CallState {
+  readonly name: string;
+  readonly callId: string;
+  /** The tool being called (`undefined` for a call refused before resolution). */
+  readonly tool: Tool | undefined;
   /** Set by the first abort. */
   aborted = false;
   /** The first abort's reason. */
   reason: unknown = undefined;
   /** The first abort was the tool's `timeoutMs` expiring (the call is `TIMEOUT`). */
   timedOut = false;
-  #ac: AbortController | undefined = undefined;
-  /**
-   * Settles the call at once with the abort's failure: set while an abort can still
-   * decide the call (until the body returned), cleared after.
-   */
-  wake: ((f: AbortFailure) => void) | undefined = undefined;
   /** An abort settled the call (its result is the abort's failure); the pipeline stops at its next step. */
   decided = false;
-  #timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  /** The call function returned (or threw): from then on an abort no longer decides the call. */
+  returned = false;
   /** The call function is running (its promise has not settled). */
   bodyRunning = false;
   /** The call's result is settled. */
   resultSettled = false;
-  #over = false;
-  #waiters: (() => void)[] | undefined = undefined;
-  /** Run once when the call is over (untracks it everywhere). */
-  onOver: (() => void) | undefined = undefined;
+  /** The call is over (see the class). */
+  over = false;
+  /** Resolves the call's result; cleared once used. */
+  resolve: ((r: ToolResult) => void) | undefined = undefined;
+  /** The caller's signal and the listener added to it, removed when the call is over. */
+  callerSignal: AbortSignal | undefined = undefined;
+  onCallerAbort: (() => void) | undefined = undefined;
+  /** Group links: the calling context's group (`g1`) and the owning context's (`g2`, when another). */
+  g1: CallGroup | undefined = undefined;
+  p1: CallState | undefined = undefined;
+  n1: CallState | undefined = undefined;
+  g2: CallGroup | undefined = undefined;
+  p2: CallState | undefined = undefined;
+  n2: CallState | undefined = undefined;
+  #ac: AbortController | undefined = undefined;
+  #timer: ReturnType<typeof setTimeout> | undefined = undefined;
 
-  constructor(name: string, callId: string) {
-    this.#name = name;
-    this.#callId = callId;
+  constructor(name: string, callId: string, tool: Tool | undefined) {
+    this.name = name;
+    this.callId = callId;
+    this.tool = tool;
   }
 
   /** For disposal messages: `tool "x" (call c1)`. */
   get label(): string {
-    return `tool "${this.#name}" (call ${this.#callId})`;
+    return `tool "${this.name}" (call ${this.callId})`;
   }
 
   /** The signal of `execution.signal`, made on first read (already aborted when the call was). */
@@ -82,15 +96,21 @@ export class CallState implements InFlight {
     return ac.signal;
   }
 
-  /** Aborts the call (the first reason wins); settles it at once when the body has not returned. */
+  /**
+   * Aborts the call (the first reason wins): `execution.signal` aborts and, unless the
+   * call function already returned, the call settles at once with the abort's failure.
+   */
   abort(reason: unknown): void {
     if (this.aborted) return;
     this.aborted = true;
     this.reason = reason;
-    const wake = this.wake;
-    if (wake !== undefined) {
-      this.wake = undefined;
-      wake(this.failure());
+    const r = this.resolve;
+    if (r !== undefined && !this.returned) {
+      this.resolve = undefined;
+      this.decided = true;
+      r(errorResult(this.callId, this.failure()));
+      this.resultSettled = true;
+      this.check();
     }
     this.#ac?.abort(reason);
   }
@@ -98,7 +118,7 @@ export class CallState implements InFlight {
   /** Aborts the call as its `timeoutMs` expiry. */
   timeout(ms: number): void {
     if (this.aborted) return;
-    const message = `tool "${this.#name}" timed out after ${ms} ms`;
+    const message = `tool "${this.name}" timed out after ${ms} ms`;
     this.timedOut = true;
     this.abort(new DOMException(message, 'TimeoutError'));
   }
@@ -117,42 +137,45 @@ export class CallState implements InFlight {
     }
   }
 
-  /** The call function settled: from now on an abort no longer decides the call. */
+  /** The call function settled. */
   bodyReturned(): void {
-    this.wake = undefined;
+    this.returned = true;
     this.bodyRunning = false;
     this.clearTimer();
     this.check();
   }
 
-  /** The failure an abort makes the call: `TIMEOUT` for the timeout, else `EXECUTION_ERROR`. */
-  failure(): AbortFailure {
-    if (this.timedOut) return { code: 'TIMEOUT', message: (this.reason as DOMException).message };
-    return { code: 'EXECUTION_ERROR', message: `tool "${this.#name}" was aborted: ${reasonText(this.reason)}` };
-  }
-
-  /** Settles when the call is over: its result settled and its call function not running. Never rejects. */
-  get settled(): Promise<unknown> {
-    if (this.#over) return RESOLVED;
-    return new Promise<void>((resolve) => (this.#waiters ??= []).push(resolve));
-  }
-
-  /** Nothing to release: a tool body holds no borrows of its own (a tool system tracks its own). */
-  giveUp(): void {}
-
-  /** Checks whether the call is over and, the first time it is, ends it. */
-  check(): void {
-    if (this.#over || !this.resultSettled || this.bodyRunning) return;
-    this.#over = true;
-    this.wake = undefined;
-    const over = this.onOver;
-    this.onOver = undefined;
-    over?.();
-    const ws = this.#waiters;
-    if (ws !== undefined) {
-      this.#waiters = undefined;
-      for (const w of ws) w();
+  /** The pipeline produced `r` (ignored when an abort decided the call first). */
+  settle(r: ToolResult): void {
+    const res = this.resolve;
+    if (res !== undefined) {
+      this.resolve = undefined;
+      res(r);
     }
+    this.resultSettled = true;
+    this.check();
+  }
+
+  /** The failure an abort makes the call: `TIMEOUT` for the timeout, else `EXECUTION_ERROR`. */
+  failure(): Failure {
+    if (this.timedOut) return { code: 'TIMEOUT', message: (this.reason as DOMException).message };
+    return { code: 'EXECUTION_ERROR', message: `tool "${this.name}" was aborted: ${reasonText(this.reason)}` };
+  }
+
+  /** Checks whether the call is over and, the first time it is, ends it: it leaves its groups. */
+  check(): void {
+    if (this.over || !this.resultSettled || this.bodyRunning) return;
+    this.over = true;
+    this.resolve = undefined;
+    this.g1?.leave1(this);
+    this.g2?.leave2(this);
+    const s = this.callerSignal;
+    if (s !== undefined) {
+      this.callerSignal = undefined;
+      s.removeEventListener('abort', this.onCallerAbort as () => void);
+      this.onCallerAbort = undefined;
+    }
+    this.clearTimer();
   }
 }
 

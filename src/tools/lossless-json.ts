@@ -52,83 +52,107 @@ export const MAX_JSON_DEPTH = 256;
  * @throws NotLosslessJsonError naming the path and the reason.
  */
 export function snapshotJson(value: unknown, what: string, root: string, ignoredHiddenKey?: string): JsonValue {
-  const ancestors = new Set<object>();
-  const visit = (v: unknown, path: string, depth: number): JsonValue => {
-    switch (typeof v) {
-      case 'string':
-      case 'boolean':
-        return v;
-      case 'number':
-        if (!Number.isFinite(v)) throw new NotLosslessJsonError(what, path, `is ${v} (JSON has no NaN or Infinity)`);
-        if (Object.is(v, -0)) throw new NotLosslessJsonError(what, path, 'is -0 (JSON turns it into 0)');
-        return v;
-      case 'undefined':
-        throw new NotLosslessJsonError(what, path, 'is undefined (JSON drops it)');
-      case 'bigint':
-        throw new NotLosslessJsonError(what, path, 'is a bigint');
-      case 'symbol':
-        throw new NotLosslessJsonError(what, path, 'is a symbol');
-      case 'function':
-        throw new NotLosslessJsonError(what, path, 'is a function');
-    }
-    if (v === null) return null;
-    const obj = v as object;
-    if (depth >= MAX_JSON_DEPTH) throw new NotLosslessJsonError(what, path, `is nested deeper than ${MAX_JSON_DEPTH} levels`);
-    if (ancestors.has(obj)) throw new NotLosslessJsonError(what, path, 'is a cycle (it contains itself)');
-    ancestors.add(obj);
-    try {
-      if (Array.isArray(obj)) return visitArray(obj, path, depth);
-      const proto = Object.getPrototypeOf(obj) as object | null;
-      if (proto !== Object.prototype && proto !== null) {
-        const name = (proto as { constructor?: { name?: string } }).constructor?.name ?? 'unknown';
-        throw new NotLosslessJsonError(what, path, `is a ${name} instance (only plain objects and arrays are JSON)`);
-      }
-      const keys = Object.keys(obj);
-      let own = Reflect.ownKeys(obj);
-      if (ignoredHiddenKey !== undefined && own.length !== keys.length && own.includes(ignoredHiddenKey) && !keys.includes(ignoredHiddenKey)) {
-        own = own.filter((k) => k !== ignoredHiddenKey);
-      }
-      if (own.length !== keys.length) {
-        const odd = own.find((k) => typeof k === 'symbol' || !keys.includes(k));
-        throw new NotLosslessJsonError(
-          what,
-          path,
-          typeof odd === 'symbol' ? `has a symbol key ${String(odd)}` : `has a non-enumerable property "${String(odd)}"`,
-        );
-      }
-      const out: Record<string, JsonValue> = {};
-      for (const k of keys) {
-        const child = visit((obj as Record<string, unknown>)[k], `${path}.${k}`, depth + 1);
-        if (k === '__proto__') Object.defineProperty(out, k, { value: child, enumerable: true, writable: true, configurable: true });
-        else out[k] = child;
-      }
-      return Object.freeze(out);
-    } finally {
-      ancestors.delete(obj);
-    }
-  };
-  const visitArray = (arr: unknown[], path: string, depth: number): JsonValue => {
-    if (Object.getPrototypeOf(arr) !== Array.prototype) throw new NotLosslessJsonError(what, path, 'is an array subclass');
-    const len = arr.length;
-    const keys = Reflect.ownKeys(arr);
-    // own keys of a dense plain array: the indices plus "length"
-    if (keys.length !== len + 1) {
-      for (let i = 0; i < len; i++) {
-        if (!Object.hasOwn(arr, i)) throw new NotLosslessJsonError(what, path, `is a sparse array (index ${i} is a hole)`);
-      }
-      throw new NotLosslessJsonError(what, path, 'is an array with extra properties');
-    }
-    const out: JsonValue[] = new Array<JsonValue>(len);
-    for (let i = 0; i < len; i++) out[i] = visit(arr[i], `${path}[${i}]`, depth + 1);
-    return Object.freeze(out);
-  };
+  // The hot path (every call's arguments) allocates nothing but the copy: ancestors are a
+  // stack indexed by depth, and a refusal's path is built only when one is thrown.
+  const st: SnapshotState = { ancestors: [], ignoredHiddenKey };
   try {
-    return visit(value, root, 0);
+    return visit(value, st, 0);
   } catch (err) {
+    if (err instanceof Refusal) throw new NotLosslessJsonError(what, root + err.segments.reverse().join(''), err.reason);
     if (err instanceof NotLosslessJsonError) throw err;
     // a throwing getter or proxy trap, or a stack overflow
     throw new NotLosslessJsonError(what, root, `could not be read: ${err instanceof Error ? err.message : String(err)}`);
   }
+}
+
+interface SnapshotState {
+  /** `ancestors[i]` is the object at depth `i` on the path being visited. */
+  readonly ancestors: object[];
+  readonly ignoredHiddenKey: string | undefined;
+}
+
+/** A refusal on its way up: each level adds its path segment (`.key` or `[i]`). */
+class Refusal {
+  readonly segments: string[] = [];
+  constructor(readonly reason: string) {}
+}
+
+function visit(v: unknown, st: SnapshotState, depth: number): JsonValue {
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return v;
+    case 'number':
+      if (!Number.isFinite(v)) throw new Refusal(`is ${v} (JSON has no NaN or Infinity)`);
+      if (Object.is(v, -0)) throw new Refusal('is -0 (JSON turns it into 0)');
+      return v;
+    case 'undefined':
+      throw new Refusal('is undefined (JSON drops it)');
+    case 'bigint':
+      throw new Refusal('is a bigint');
+    case 'symbol':
+      throw new Refusal('is a symbol');
+    case 'function':
+      throw new Refusal('is a function');
+  }
+  if (v === null) return null;
+  const obj = v as object;
+  if (depth >= MAX_JSON_DEPTH) throw new Refusal(`is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  const ancestors = st.ancestors;
+  for (let i = 0; i < depth; i++) if (ancestors[i] === obj) throw new Refusal('is a cycle (it contains itself)');
+  ancestors[depth] = obj;
+  if (Array.isArray(obj)) return visitArray(obj, st, depth);
+  const proto = Object.getPrototypeOf(obj) as object | null;
+  if (proto !== Object.prototype && proto !== null) {
+    const name = (proto as { constructor?: { name?: string } }).constructor?.name ?? 'unknown';
+    throw new Refusal(`is a ${name} instance (only plain objects and arrays are JSON)`);
+  }
+  const keys = Object.keys(obj);
+  let own = Reflect.ownKeys(obj);
+  const hidden = st.ignoredHiddenKey;
+  if (hidden !== undefined && own.length !== keys.length && own.includes(hidden) && !keys.includes(hidden)) {
+    own = own.filter((k) => k !== hidden);
+  }
+  if (own.length !== keys.length) {
+    const odd = own.find((k) => typeof k === 'symbol' || !keys.includes(k));
+    throw new Refusal(typeof odd === 'symbol' ? `has a symbol key ${String(odd)}` : `has a non-enumerable property "${String(odd)}"`);
+  }
+  const out: Record<string, JsonValue> = {};
+  for (const k of keys) {
+    let child: JsonValue;
+    try {
+      child = visit((obj as Record<string, unknown>)[k], st, depth + 1);
+    } catch (err) {
+      if (err instanceof Refusal) err.segments.push(`.${k}`);
+      throw err;
+    }
+    if (k === '__proto__') Object.defineProperty(out, k, { value: child, enumerable: true, writable: true, configurable: true });
+    else out[k] = child;
+  }
+  return Object.freeze(out);
+}
+
+function visitArray(arr: unknown[], st: SnapshotState, depth: number): JsonValue {
+  if (Object.getPrototypeOf(arr) !== Array.prototype) throw new Refusal('is an array subclass');
+  const len = arr.length;
+  const keys = Reflect.ownKeys(arr);
+  // own keys of a dense plain array: the indices plus "length"
+  if (keys.length !== len + 1) {
+    for (let i = 0; i < len; i++) {
+      if (!Object.hasOwn(arr, i)) throw new Refusal(`is a sparse array (index ${i} is a hole)`);
+    }
+    throw new Refusal('is an array with extra properties');
+  }
+  const out: JsonValue[] = new Array<JsonValue>(len);
+  for (let i = 0; i < len; i++) {
+    try {
+      out[i] = visit(arr[i], st, depth + 1);
+    } catch (err) {
+      if (err instanceof Refusal) err.segments.push(`[${i}]`);
+      throw err;
+    }
+  }
+  return Object.freeze(out);
 }
 
 /** @internal A detached, mutable deep copy of a JSON value (for handing out to callers). */

@@ -18,18 +18,13 @@ import type { SystemContext } from '../context/system-context.js';
 import { describeValue } from '../context/token.js';
 import { isThenable } from '../events/bus.js';
 import { Approval } from './approval.js';
-import { CallState, Execution, isExecutionToken, type AbortFailure } from './execution.js';
+import { CallState, Execution, errorResult, isExecutionToken, type Failure } from './execution.js';
 import { NotLosslessJsonError, snapshotJson, type JsonValue } from './lossless-json.js';
 import { readShown, wasShown } from './shown.js';
 import type { ToolRegistry } from './tools.js';
 import type { Tool, ToolCallFunction, ToolErrorCode, ToolExecution, ToolExecutionToken, ToolResult } from './types.js';
 
 export { isExecutionToken };
-
-interface Failure {
-  readonly code: ToolErrorCode;
-  readonly message: string;
-}
 
 /** The call function found its tool gone (unregistered while a tools/execute listener awaited). */
 class ToolVanished extends Error {
@@ -45,10 +40,6 @@ function unknownTool(name: string): Failure {
 /** The failure of a call function that threw or rejected with `err`. */
 function thrown(err: unknown): Failure {
   return err instanceof ToolVanished ? unknownTool(err.toolName) : { code: 'EXECUTION_ERROR', message: messageOf(err) };
-}
-
-function errorResult(callId: string, f: Failure): ToolResult {
-  return Object.freeze({ callId, content: `Error: ${f.message}`, isError: true, error: Object.freeze({ code: f.code, message: f.message }) });
 }
 
 function messageOf(err: unknown): string {
@@ -167,7 +158,7 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
   }
 
   // ---- the execution: frozen; its token and signal are made on first read
-  const state = new CallState(name, callId);
+  const state = new CallState(name, callId, tool);
   const execution = new Execution(state, callId, name, args, scope, parent, failure === undefined ? tool?.annotations : undefined);
 
   let result: ToolResult;
@@ -188,55 +179,33 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
  * finishes. Never rejects.
  */
 function track(reg: ToolRegistry, ctx: SystemContext, state: CallState, execution: Execution, tool: Tool, callerSignal: AbortSignal | undefined): Promise<ToolResult> {
-  const callId = execution.callId;
   return new Promise<ToolResult>((resolve) => {
-    let settingUp = true;
-    let untrackCaller: (() => void) | undefined;
-    let untrackOwner: (() => void) | undefined;
-    let onCallerAbort: (() => void) | undefined;
-    const settle = (): void => {
+    // Join the in-flight groups of the calling and the owning context: their disposal
+    // aborts the call (at once, when it already started) and awaits it.
+    reg.groupOf(ctx).join1(state);
+    const owner = reg.ownerOf(tool);
+    if (owner !== undefined && owner !== ctx) reg.groupOf(owner).join2(state);
+    if (callerSignal !== undefined) {
+      // An already-aborted caller signal stops the call before anything runs (never asks Approval).
+      if (callerSignal.aborted) state.abort(callerSignal.reason);
+      else {
+        const onAbort = (): void => state.abort(callerSignal.reason);
+        state.callerSignal = callerSignal;
+        state.onCallerAbort = onAbort;
+        callerSignal.addEventListener('abort', onAbort, { once: true });
+      }
+    }
+    if (state.aborted) {
+      state.decided = true;
+      resolve(errorResult(execution.callId, state.failure()));
       state.resultSettled = true;
       state.check();
-    };
-    state.onOver = () => {
-      untrackCaller?.();
-      untrackOwner?.();
-      reg.stopped(tool, state);
-      if (onCallerAbort !== undefined) callerSignal?.removeEventListener('abort', onCallerAbort);
-      state.clearTimer();
-    };
-    state.wake = (f: AbortFailure) => {
-      state.decided = true;
-      resolve(errorResult(callId, f));
-      if (!settingUp) settle();
-    };
-    // An already-aborted caller signal stops the call before anything runs (never asks Approval).
-    if (callerSignal?.aborted) state.abort(callerSignal.reason);
-    else {
-      if (callerSignal !== undefined) {
-        onCallerAbort = (): void => state.abort(callerSignal.reason);
-        callerSignal.addEventListener('abort', onCallerAbort, { once: true });
-      }
-      reg.started(tool, state);
-      untrackCaller = ctx._track(state);
-      const owner = reg.ownerOf(tool);
-      if (owner !== undefined && owner !== ctx) untrackOwner = owner._track(state);
-    }
-    settingUp = false;
-    if (state.decided) {
-      // aborted before anything ran (the caller's signal, or a disposal already under way)
-      settle();
       return;
     }
+    state.resolve = resolve;
     authorizeAndRun(reg, ctx, state, execution, tool).then(
-      (r) => {
-        resolve(r);
-        settle();
-      },
-      (err: unknown) => {
-        resolve(errorResult(callId, { code: 'EXECUTION_ERROR', message: messageOf(err) }));
-        settle();
-      },
+      (r) => state.settle(r),
+      (err: unknown) => state.settle(errorResult(execution.callId, { code: 'EXECUTION_ERROR', message: messageOf(err) })),
     );
   });
 }
@@ -248,26 +217,29 @@ function decided(state: CallState, callId: string): ToolResult {
 
 async function authorizeAndRun(reg: ToolRegistry, ctx: SystemContext, state: CallState, execution: Execution, tool: Tool): Promise<ToolResult> {
   const { scope, callId } = execution;
-  const denial = await authorize(reg, ctx, state, execution);
-  if (state.decided) return decided(state, callId);
-  if (denial !== undefined) return errorResult(callId, { code: 'DENIED', message: denial });
-  // Policy may have awaited: a tool unregistered (or whose scope was disposed or
-  // restricted) meanwhile is gone for this call too, and so is every tool when the
-  // context the call was made through was disposed meanwhile (its scope's guards may
-  // have been removed before they ran). One resolver, checked at dispatch.
-  const stillResolves = (): boolean => !ctx.isDisposed && reg.resolve(scope).byName.get(execution.name) === tool;
-  if (!stillResolves()) return errorResult(callId, unknownTool(execution.name));
+  if (reg.bus.hasListeners('tools/pre-execute', scope) || reg.globalGuards.length > 0 || (scope !== undefined && reg.scopedGuards.has(scope))) {
+    const denial = await authorize(reg, ctx, state, execution);
+    if (state.decided) return decided(state, callId);
+    if (denial !== undefined) return errorResult(callId, { code: 'DENIED', message: denial });
+    // Policy awaited: a tool unregistered (or whose scope was disposed or restricted)
+    // meanwhile is gone for this call too, and so is every tool when the context the call
+    // was made through was disposed meanwhile (its scope's guards may have been removed
+    // before they ran). One resolver, checked at dispatch. (Without policy, the call was
+    // resolved in this same synchronous step.)
+    if (!stillResolves(reg, ctx, execution, tool)) return errorResult(callId, unknownTool(execution.name));
+  }
 
   // ---- tools/execute: listeners wrap, replace or short-circuit the call function
-  const seed: ToolCallFunction = async (e, c) => {
-    if (e !== execution) throw new TypeError('the call function must be called with the execution it was given');
-    if (c !== undefined && c !== ctx) throw new TypeError('the call function must be called with the calling context it was given (or none)');
-    if (state.aborted) throw new TypeError(`tool "${execution.name}" was aborted before its body started`);
-    if (!stillResolves()) throw new ToolVanished(execution.name);
-    return tool.execute(execution.arguments, execution, ctx);
-  };
-  let fn: unknown = seed;
+  let fn: unknown;
   if (reg.bus.hasListeners('tools/execute', scope)) {
+    const seed: ToolCallFunction = async (e, c) => {
+      if (e !== execution) throw new TypeError('the call function must be called with the execution it was given');
+      if (c !== undefined && c !== ctx) throw new TypeError('the call function must be called with the calling context it was given (or none)');
+      if (state.aborted) throw new TypeError(`tool "${execution.name}" was aborted before its body started`);
+      if (!stillResolves(reg, ctx, execution, tool)) throw new ToolVanished(execution.name);
+      return tool.execute(execution.arguments, execution, ctx);
+    };
+    fn = seed;
     try {
       fn = await reg.bus.waterfall(scope, 'tools/execute', seed, [execution, ctx]);
     } catch (err) {
@@ -281,7 +253,7 @@ async function authorizeAndRun(reg: ToolRegistry, ctx: SystemContext, state: Cal
   }
   let value: unknown;
   try {
-    value = await callBody(fn as ToolCallFunction, state, execution, ctx, tool);
+    value = await callBody(fn as ToolCallFunction | undefined, state, execution, ctx, tool);
   } catch (err) {
     if (state.decided) return decided(state, callId);
     return errorResult(callId, thrown(err));
@@ -296,17 +268,24 @@ async function authorizeAndRun(reg: ToolRegistry, ctx: SystemContext, state: Cal
   return postExecute(reg, ctx, execution, result);
 }
 
+/** Whether `execution`'s name still resolves to `tool` for its scope, through a live calling context. */
+function stillResolves(reg: ToolRegistry, ctx: SystemContext, execution: ToolExecution, tool: Tool): boolean {
+  return !ctx.isDisposed && reg.resolve(execution.scope).byName.get(execution.name) === tool;
+}
+
 /**
  * Calls the call function under the tool's timeout. While it runs an abort decides the
  * call; once it returned, an abort no longer changes the call's result.
  */
-function callBody(fn: ToolCallFunction, state: CallState, execution: ToolExecution, ctx: SystemContext, tool: Tool): Promise<unknown> {
+function callBody(fn: ToolCallFunction | undefined, state: CallState, execution: ToolExecution, ctx: SystemContext, tool: Tool): Promise<unknown> {
   const timeoutMs = tool.timeoutMs;
   if (timeoutMs !== undefined) state.startTimer(timeoutMs);
   state.bodyRunning = true;
   let p: Promise<unknown>;
   try {
-    p = Promise.resolve(fn(execution, ctx));
+    // without tools/execute listeners the body is called directly (the seed's checks hold:
+    // the call was resolved and not decided just before)
+    p = Promise.resolve(fn === undefined ? tool.execute(execution.arguments, execution, ctx) : fn(execution, ctx));
   } catch (err) {
     p = Promise.reject(err);
   }

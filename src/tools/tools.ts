@@ -17,7 +17,7 @@ import { standardTarget } from './schema/dialects.js';
 import { readToolsPluginOptions, type ReadToolsPluginOptions, type ToolsPluginOptions } from './schema/plugin-options.js';
 import { executeCall } from './pipeline.js';
 import type { ExecuteOptions, Tool, ToolCall, ToolDefinition, ToolGuard, ToolResult, ToolRestriction, ToolSchema } from './types.js';
-import type { CallState } from './execution.js';
+import { CallGroup } from './in-flight.js';
 import { ownedBy } from '../disposal/owned.js';
 import { ContextView } from '../scope/context-view.js';
 
@@ -60,8 +60,8 @@ export class ToolRegistry {
   readonly #validators: ValidatorCache;
   /** The context owning each live tool's registration (what tracks its executions, SPEC 10.2). */
   readonly #owners = new WeakMap<Tool, SystemContext>();
-  /** The calls in flight per tool, aborted when its registration is undone. */
-  readonly #running = new Map<Tool, Set<CallState>>();
+  /** The in-flight calls of each context that has had one (tracked on it once). */
+  readonly #groups = new WeakMap<SystemContext, CallGroup>();
 
   constructor(server: Server, bus: EventBus, options: ReadToolsPluginOptions = { defaultDialect: 'draft-07' }) {
     this.server = server;
@@ -89,29 +89,31 @@ export class ToolRegistry {
     return this.#owners.get(tool);
   }
 
-  /** @internal A call of `tool` started: undoing its registration aborts it. */
-  started(tool: Tool, call: CallState): void {
-    let set = this.#running.get(tool);
-    if (set === undefined) this.#running.set(tool, (set = new Set()));
-    set.add(call);
-  }
-
-  /** @internal A call of `tool` is over. */
-  stopped(tool: Tool, call: CallState): void {
-    this.#running.get(tool)?.delete(call);
+  /** @internal The in-flight group of `ctx`, made (and tracked on it) on first use. */
+  groupOf(ctx: SystemContext): CallGroup {
+    let g = this.#groups.get(ctx);
+    if (g === undefined) {
+      g = new CallGroup();
+      this.#groups.set(ctx, g);
+      ctx._track(g);
+    }
+    return g;
   }
 
   /** The registration of `tool` was undone (its disposer, or its owner's disposal): abort its calls. */
   #unregistered(tool: Tool): void {
+    const owner = this.#owners.get(tool);
+    if (owner === undefined) return;
     this.#owners.delete(tool);
-    const set = this.#running.get(tool);
-    if (set === undefined) return;
-    this.#running.delete(tool);
-    if (set.size === 0) return;
-    const reason = new RegistrationError(
-      `the registration of tool "${tool.name}" was undone (its disposer was called or the context owning it was disposed) while the call was in flight`,
+    // every call of the tool is a member of its owner's group
+    const group = this.#groups.get(owner);
+    if (group === undefined || group.count === 0) return;
+    group.abortTool(
+      tool,
+      new RegistrationError(
+        `the registration of tool "${tool.name}" was undone (its disposer was called or the context owning it was disposed) while the call was in flight`,
+      ),
     );
-    for (const call of [...set]) call.abort(reason);
   }
 
   /** Changes whenever a layer or a restriction changes. */

@@ -1,0 +1,110 @@
+/**
+ * The calls in flight of one context (SPEC 10.2, contract C1): one {@link CallGroup} per
+ * context that has had a call made through it or of a tool it registered, tracked once
+ * with `ctx._track(group)`. Its disposal aborts every member and awaits the group
+ * (bounded by `disposeTimeoutMs`). Members are linked into the group intrusively, so a
+ * call joins and leaves with a few field writes: no `Set`, no per-call closure.
+ */
+import type { InFlight } from '../context/in-flight.js';
+import type { CallState } from './execution.js';
+import type { Tool } from './types.js';
+
+const RESOLVED: Promise<void> = Promise.resolve();
+
+/** @internal The in-flight calls of one context, as one tracked work. */
+export class CallGroup implements InFlight {
+  /** Calls made through this context (linked through `p1` / `n1`). */
+  h1: CallState | undefined = undefined;
+  /** Calls of tools this context registered, made through another context (`p2` / `n2`). */
+  h2: CallState | undefined = undefined;
+  /** Members not yet over. */
+  count = 0;
+  /** The disposal of the context started: later members are aborted as they join. */
+  aborted = false;
+  /** The reason of that abort. */
+  reason: unknown = undefined;
+  #waiters: (() => void)[] | undefined = undefined;
+
+  /** The members' labels, e.g. `tool "x" (call c1), tool "y" (call c2)`. */
+  get label(): string {
+    const out: string[] = [];
+    for (const c of this.members()) out.push(c.label);
+    return out.length === 0 ? 'tool calls' : out.join(', ');
+  }
+
+  /** Aborts every member (the disposal of the context or an ancestor started). */
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    for (const c of this.members()) c.abort(reason);
+  }
+
+  /** Aborts the members calling `tool` (its registration was undone). */
+  abortTool(tool: Tool, reason: unknown): void {
+    for (const c of this.members()) if (c.tool === tool) c.abort(reason);
+  }
+
+  /** Settles when no member is left. Never rejects. */
+  get settled(): Promise<unknown> {
+    if (this.count === 0) return RESOLVED;
+    return new Promise<void>((resolve) => (this.#waiters ??= []).push(resolve));
+  }
+
+  /** Nothing to release: a call holds no borrows of its own (a tool system tracks its own). */
+  giveUp(): void {}
+
+  /** A snapshot of the members (an abort may make a member leave while we iterate). */
+  members(): CallState[] {
+    const out: CallState[] = [];
+    for (let c = this.h1; c !== undefined; c = c.n1) out.push(c);
+    for (let c = this.h2; c !== undefined; c = c.n2) out.push(c);
+    return out;
+  }
+
+  /** Adds a call made through this context. */
+  join1(c: CallState): void {
+    c.g1 = this;
+    c.n1 = this.h1;
+    if (this.h1 !== undefined) this.h1.p1 = c;
+    this.h1 = c;
+    this.count++;
+    if (this.aborted) c.abort(this.reason);
+  }
+
+  /** Adds a call of a tool this context registered. */
+  join2(c: CallState): void {
+    c.g2 = this;
+    c.n2 = this.h2;
+    if (this.h2 !== undefined) this.h2.p2 = c;
+    this.h2 = c;
+    this.count++;
+    if (this.aborted) c.abort(this.reason);
+  }
+
+  /** Removes a call added with {@link CallGroup.join1}. */
+  leave1(c: CallState): void {
+    if (c.p1 !== undefined) c.p1.n1 = c.n1;
+    else this.h1 = c.n1;
+    if (c.n1 !== undefined) c.n1.p1 = c.p1;
+    c.p1 = c.n1 = c.g1 = undefined;
+    this.#left();
+  }
+
+  /** Removes a call added with {@link CallGroup.join2}. */
+  leave2(c: CallState): void {
+    if (c.p2 !== undefined) c.p2.n2 = c.n2;
+    else this.h2 = c.n2;
+    if (c.n2 !== undefined) c.n2.p2 = c.p2;
+    c.p2 = c.n2 = c.g2 = undefined;
+    this.#left();
+  }
+
+  #left(): void {
+    if (--this.count > 0) return;
+    const ws = this.#waiters;
+    if (ws === undefined) return;
+    this.#waiters = undefined;
+    for (const w of ws) w();
+  }
+}

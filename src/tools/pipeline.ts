@@ -163,12 +163,23 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
 
   let result: ToolResult;
   if (failure !== undefined) result = errorResult(callId, failure);
-  else result = await track(reg, ctx, state, execution, tool as Tool, signal);
+  else {
+    try {
+      result = await track(reg, ctx, state, execution, tool as Tool, signal);
+    } catch (err) {
+      // never expected (track never rejects); kept so that execute can never reject
+      result = errorResult(callId, { code: 'EXECUTION_ERROR', message: messageOf(err) });
+    }
+  }
 
   // ---- observers: once for every call, each failure contained and logged
   if (reg.bus.hasListeners('tools/result', scope)) {
-    const errors = await reg.bus.emit(scope, 'tools/result', [execution, result]);
-    for (const e of errors) reg.bus.report(e, `a tools/result observer of "${name}" (call ${callId}) failed`);
+    try {
+      const errors = await reg.bus.emit(scope, 'tools/result', [execution, result]);
+      for (const e of errors) reg.bus.report(e, `a tools/result observer of "${name}" (call ${callId}) failed`);
+    } catch (err) {
+      reg.bus.report(err, `the tools/result observers of "${name}" (call ${callId}) could not be called`);
+    }
   }
   return result;
 }

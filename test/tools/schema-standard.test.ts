@@ -151,6 +151,29 @@ describe('Standard Schema parameters', () => {
     await server.dispose();
   });
 
+  test('a conversion that is not lossless JSON, or not an object, is refused naming the tool and the path', async () => {
+    const { server, ctx } = await app();
+    const tools = ctx.get(Tools);
+    const returning = (value: unknown): StandardJsonSchema => ({ '~standard': { version: 1, vendor: 'v', jsonSchema: { input: () => value as Record<string, unknown> } } });
+    expect(() => tools.register({ name: 'u', description: 'd', parameters: returning({ type: 'object', default: undefined }), execute: () => 1 })).toThrow(
+      /^Tools\.register\(u\): the JSON Schema its Standard Schema parameters converted to .* must be losslessly JSON-serializable: parameters\.default is undefined/,
+    );
+    expect(() => tools.register({ name: 'p', description: 'd', parameters: returning(Promise.resolve({})), execute: () => 1 })).toThrow(/parameters is a Promise instance/);
+    expect(() => tools.register({ name: 'a', description: 'd', parameters: returning([]), execute: () => 1 })).toThrow(
+      /^Tools\.register\(a\): parameters must be a JSON Schema object, got .* from its Standard Schema/,
+    );
+    expect(tools.visible()).toEqual([]);
+    await server.dispose();
+  });
+
+  test('a hostile Proxy as parameters is refused with a TypeError naming the tool', async () => {
+    const { server, ctx } = await app();
+    const hostile = new Proxy({}, { getPrototypeOf: () => { throw new Error('trap'); }, ownKeys: () => { throw new Error('trap'); } });
+    expect(() => ctx.get(Tools).register({ name: 'x', description: 'd', parameters: hostile as never, execute: () => 1 })).toThrow(TypeError);
+    expect(() => ctx.get(Tools).register({ name: 'x', description: 'd', parameters: hostile as never, execute: () => 1 })).toThrow(/Tools\.register\(x\)/);
+    await server.dispose();
+  });
+
   test('args has the schema input type (type-level)', async () => {
     const { server, ctx } = await app();
     const tools = ctx.get(Tools);

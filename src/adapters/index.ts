@@ -56,7 +56,7 @@ export type {
   AnthropicMessageLike,
   AnthropicConversationLike,
 } from './anthropic.js';
-export { prepareTurn } from './prepare-turn.js';
+export { prepareTurn, executeToolCall } from './prepare-turn.js';
 export type { PreparedTurn } from './prepare-turn.js';
 export { mountMcpTools, McpMountError, MCP_DEFAULT_SCHEMA_DIALECT } from './mcp.js';
 export type { McpMount, McpMountOptions } from './mcp.js';

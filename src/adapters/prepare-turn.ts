@@ -8,7 +8,8 @@ import { SystemContext } from '../context/system-context.js';
 import { describeValue } from '../context/token.js';
 import { Prompts } from '../prompts/prompts.js';
 import type { PromptAssembly } from '../prompts/types.js';
-import type { ToolSchema } from '../tools/types.js';
+import { Tools } from '../tools/tools.js';
+import type { ToolCall, ToolResult, ToolSchema } from '../tools/types.js';
 
 /** What one model turn shows the model, made by {@link prepareTurn}. */
 export interface PreparedTurn {
@@ -16,7 +17,7 @@ export interface PreparedTurn {
   readonly system: string;
   /** The tools shown to the model: exactly `assembly.tools`. Convert them with `toOpenAIChatTools` and the like. */
   readonly tools: readonly ToolSchema[];
-  /** The assembly both were made from: what the model was shown (pass it to `Tools.execute(call, { shown })`). */
+  /** The assembly both were made from; {@link executeToolCall} refuses any tool it did not show. */
   readonly assembly: PromptAssembly;
 }
 
@@ -48,4 +49,36 @@ export async function prepareTurn(ctx: SystemContext): Promise<PreparedTurn> {
   const assembly = await prompts.assemble();
   const system = prompts.render(assembly);
   return Object.freeze({ system, tools: assembly.tools, assembly });
+}
+
+/**
+ * Runs one tool call of the model through `ctx`'s `Tools` view (so the tool body, guards,
+ * `Approval` and every `tools/*` listener see `ctx`), refusing a tool that `turn` did not
+ * show the model: `ctx.get(Tools).execute(call, { shown: turn.assembly })`. Like
+ * `Tools.execute` it never rejects for a bad call: it resolves to an error result
+ * (`UNKNOWN_TOOL` for a tool the turn did not show).
+ *
+ * Rejects with a `TypeError` only for a programming error: `ctx` not a context, `Tools`
+ * not installed, or `turn` not a {@link PreparedTurn}.
+ *
+ * @example
+ * ```ts
+ * const call = fromAnthropicToolUse(block, turnCtx.signal);
+ * const result = await executeToolCall(turnCtx, turn, call);
+ * ```
+ */
+export async function executeToolCall(ctx: SystemContext, turn: PreparedTurn, call: ToolCall): Promise<ToolResult> {
+  if (!(ctx instanceof SystemContext)) {
+    throw new TypeError(`executeToolCall(ctx, turn, call): ctx must be a SystemContext, got ${describeValue(ctx)}.`);
+  }
+  const assembly = (turn as { assembly?: unknown } | null | undefined)?.assembly;
+  if (assembly === null || typeof assembly !== 'object' || !Array.isArray((assembly as { tools?: unknown }).tools)) {
+    throw new TypeError(`executeToolCall(ctx, turn, call): turn must be what prepareTurn(ctx) resolved to (with an assembly), got ${describeValue(turn)}.`);
+  }
+  const tools = ctx.tryGet(Tools);
+  if (tools === undefined) {
+    ctx._live('executeToolCall()');
+    throw new TypeError('executeToolCall(ctx, turn, call): Tools is not installed; add it with server.addPlugins(new ToolsPlugin()) before server.finish().');
+  }
+  return tools.execute(call, { shown: assembly as PromptAssembly });
 }

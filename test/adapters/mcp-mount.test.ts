@@ -7,6 +7,7 @@ import {
   Agents,
   AgentsPlugin,
   ContextDisposedError,
+  Events,
   Server,
   Tools,
   ToolsPlugin,
@@ -106,6 +107,49 @@ describe('results', () => {
     await mountMcpTools(a.agent.ctx, source);
     const r = await call(a.agent.ctx, 'multi');
     expect(r).toMatchObject({ callId: 'c1', content: 'line 1\nline 2', isError: false });
+  });
+
+  test('the whole MCP result (content, structuredContent) is the output; annotations are kept where guards see them', async () => {
+    const annotations = { readOnlyHint: true, destructiveHint: false, title: 'Weather' };
+    const source = new FakeMcpSource([tool('weather', { annotations })]);
+    const mcpResult = {
+      content: [{ type: 'text', text: '{"temp":21}' }, { type: 'resource_link', uri: 'file:///w.json', name: 'w' }],
+      structuredContent: { temp: 21 },
+    };
+    source.handlers.set('weather', () => ({ ...mcpResult, isError: false }));
+    await mountMcpTools(a.agent.ctx, source, { prefix: 'w_' });
+    const tools = a.agent.ctx.get(Tools);
+    expect(tools.get('w_weather')?.annotations).toEqual(annotations);
+    expect(tools.schemas()[0].annotations).toEqual(annotations);
+    const r = await call(a.agent.ctx, 'w_weather');
+    expect(r.content).toBe('{"temp":21}');
+    expect(r.output).toEqual(mcpResult);
+    // a guard acting on MCP's hints
+    tools.guard((execution) => (execution.annotations?.readOnlyHint === true ? 'read-only tools are paused' : undefined));
+    expect(await call(a.agent.ctx, 'w_weather')).toMatchObject({ isError: true, error: { code: 'DENIED' } });
+    expect(source.calls.length).toBe(1);
+  });
+
+  test('a result without structuredContent has { content } as its output; an error has none', async () => {
+    const source = new FakeMcpSource([tool('plain'), tool('fail')]);
+    source.handlers.set('fail', () => ({ isError: true, content: [{ type: 'text', text: 'nope' }] }));
+    await mountMcpTools(a.agent.ctx, source);
+    const r = await call(a.agent.ctx, 'plain', { q: 'x' });
+    expect(r.output).toEqual({ content: [{ type: 'text', text: 'plain ran with {"q":"x"}' }] });
+    expect('output' in (await call(a.agent.ctx, 'fail'))).toBe(false);
+  });
+
+  test('a tools/post-execute listener that replaces the content still wins; one that blocks removes the output', async () => {
+    const source = new FakeMcpSource([tool('echo')]);
+    await mountMcpTools(a.agent.ctx, source);
+    const events = a.agent.ctx.get(Events);
+    const off = events.on('tools/post-execute', () => ({ kind: 'accept', content: 'redacted' }));
+    const r = await call(a.agent.ctx, 'echo', { q: 'secret' });
+    expect(r.content).toBe('redacted');
+    expect(r.output).toBeUndefined();
+    off();
+    events.on('tools/post-execute', () => ({ kind: 'block', reason: 'no' }));
+    expect(await call(a.agent.ctx, 'echo', { q: 'secret' })).toMatchObject({ content: 'Error: no', error: { code: 'DENIED' } });
   });
 
   test('isError: true is EXECUTION_ERROR with the server text', async () => {

@@ -73,6 +73,19 @@ const bad = await tools.execute({ callId: 'c3', name: 'ev_get-sum', arguments: {
 check('bad arguments are INVALID_ARGS, checked by polestar before the server is called', bad.error?.code === 'INVALID_ARGS', bad);
 const weather = await tools.execute({ callId: 'c4', name: 'ev_get-structured-content', arguments: { location: 'Chicago' } });
 check('structured content: the text part is the content', !weather.isError && JSON.parse(weather.content).conditions !== undefined, weather);
+const structured = (weather.output as { structuredContent?: { conditions?: unknown } } | undefined)?.structuredContent;
+check("structured content: the whole MCP result is the output", typeof structured?.conditions === 'string', weather.output);
+check("the server's annotations are on the tool", tools.get('ev_echo')?.annotations?.readOnlyHint === true, tools.get('ev_echo')?.annotations);
+
+// a guard acting on MCP's hints: this agent may not reach the outside world
+researcher.agent.ctx.get(Tools).guard((execution) => (execution.annotations?.openWorldHint === true ? 'open-world tools are off for this agent' : undefined));
+const gz = await tools.execute({ callId: 'c6', name: 'ev_gzip-file-as-resource', arguments: {} });
+check('a guard denies an openWorldHint tool before the server is called', gz.error?.code === 'DENIED', gz);
+
+// the caller gives up: the signal reaches the server as notifications/cancelled
+t0 = performance.now();
+const slow = await tools.execute({ callId: 'c7', name: 'ev_trigger-long-running-operation', arguments: { duration: 30, steps: 3 }, signal: AbortSignal.timeout(300) });
+check('an aborted call settles at once as EXECUTION_ERROR', slow.error?.code === 'EXECUTION_ERROR' && performance.now() - t0 < 5_000, slow);
 
 // ---- the coder can not see or call them
 const coderTools = coder.agent.ctx.get(Tools);
@@ -80,10 +93,14 @@ check('another agent does not see the mounted tools', coderTools.visible().every
 const foreign = await coderTools.execute({ callId: 'c5', name: 'ev_echo', arguments: { message: 'x' } });
 check('another agent calling one gets UNKNOWN_TOOL', foreign.error?.code === 'UNKNOWN_TOOL', foreign);
 
-// ---- disposing the researcher closes the client: the child process is gone
+// ---- disposing the researcher aborts its in-flight call and closes the client: the child process is gone
+const inFlight = tools.execute({ callId: 'c8', name: 'ev_trigger-long-running-operation', arguments: { duration: 30, steps: 3 } });
+await new Promise((resolve) => setTimeout(resolve, 100));
 t0 = performance.now();
 await researcher.dispose();
 console.log(`researcher disposed in ${Math.round(performance.now() - t0)} ms`);
+const aborted = await inFlight;
+check('the call in flight was aborted by the disposal', aborted.error?.code === 'EXECUTION_ERROR' && /aborted/.test(aborted.content), aborted);
 check('the tools are gone with their agent', app.get(Tools).knownNames().every((n) => !n.startsWith('ev_')));
 check('the server child process has exited', pid !== null && !isAlive(pid), pid);
 

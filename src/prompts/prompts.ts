@@ -17,6 +17,7 @@ import type {
   AssembleOptions,
   AssembledSection,
   PromptAssembly,
+  PromptContext,
   PromptProtection,
   SectionDefinition,
   SectionText,
@@ -140,7 +141,7 @@ export class Prompts extends ContextView<PromptRegistry> {
     if (typeof name !== 'string' || name.length === 0) throw new TypeError(`Prompts.section(): name must be a non-empty string, got ${describeValue(name)}.`);
     if (typeof order !== 'number' || !Number.isFinite(order)) throw new TypeError(`Prompts.section(${name}): order must be a finite number, got ${describeValue(order)}.`);
     if (typeof text !== 'string' && typeof text !== 'function') {
-      throw new TypeError(`Prompts.section(${name}): text must be a string or a function ({ scope }) => string, got ${describeValue(text)}.`);
+      throw new TypeError(`Prompts.section(${name}): text must be a string or a function ({ scope, ctx }) => string, got ${describeValue(text)}.`);
     }
     const scope = ctx._scopeKey;
     if (scope !== undefined && this.registry.globallyProtectedSection(name)) {
@@ -154,7 +155,7 @@ export class Prompts extends ContextView<PromptRegistry> {
 
   /**
    * Registers a variable for `{{name}}` interpolation: a string, or a (possibly async)
-   * function of `{ scope }` evaluated at each assembly. Returns an idempotent disposer.
+   * function of `{ scope, ctx }` evaluated at each assembly. Returns an idempotent disposer.
    */
   variable(name: string, provider: VariableProvider): () => void {
     const ctx = this.context;
@@ -163,7 +164,7 @@ export class Prompts extends ContextView<PromptRegistry> {
       throw new TypeError(`Prompts.variable(name, provider): name must be a non-empty string without spaces or braces, got ${describeValue(name)}.`);
     }
     if (typeof provider !== 'string' && typeof provider !== 'function') {
-      throw new TypeError(`Prompts.variable(${name}, provider): provider must be a string or a function ({ scope }) => string, got ${describeValue(provider)}.`);
+      throw new TypeError(`Prompts.variable(${name}, provider): provider must be a string or a function ({ scope, ctx }) => string, got ${describeValue(provider)}.`);
     }
     return this.registry.variables.add(ctx, name, provider);
   }
@@ -208,8 +209,10 @@ export class Prompts extends ContextView<PromptRegistry> {
    * Assembles the prompt for `scope` (omitted: this view's scope): sections merged by
    * name (scoped replaces global) and sorted by `order`, the tool schemas `Tools` shows
    * that scope (none without `ToolsPlugin`), and the variables evaluated. Then the
-   * `prompt/assemble` waterfall (`(assembly, { scope }) => assembly`) transforms it, and
-   * finally every protected name is restored.
+   * `prompt/assemble` waterfall (`(assembly, { scope, ctx }) => assembly`) transforms it,
+   * and finally every protected name is restored. Function section texts, variable
+   * providers and the listeners receive `{ scope, ctx }`, `ctx` being the context this
+   * view is bound to (the calling context, SPEC 10.1).
    */
   async assemble(options?: AssembleOptions): Promise<PromptAssembly> {
     this.context._live('Prompts.assemble()');
@@ -221,10 +224,16 @@ export class Prompts extends ContextView<PromptRegistry> {
         if (s === null || (typeof s !== 'object' && typeof s !== 'function') || s instanceof SystemContext) {
           throw new TypeError(`Prompts.assemble({ scope }): scope must be a scope key (an object) or omitted, got ${describeValue(s)}; for a context pass scopeOf(ctx).`);
         }
+        if (s !== scope && this.registry.server._scopeCtx(s) === undefined) {
+          throw new TypeError(
+            `Prompts.assemble({ scope }): scope ${scopeLabel(s)} is neither this view's own scope nor a live scope key ` +
+              '(made by createScope and not being disposed); pass a live scope key, or omit scope to assemble for the view\'s own scope.',
+          );
+        }
         scope = s;
       }
     }
-    const context = Object.freeze({ scope });
+    const context: PromptContext = Object.freeze({ scope, ctx: this.context });
     // The protections in force when the canonical sections are read (synchronously, below):
     // read after the awaits, a scope disposed meanwhile would have lost its protections and
     // a listener's rewrite of a section it protects would survive.
@@ -244,7 +253,7 @@ export class Prompts extends ContextView<PromptRegistry> {
     };
   }
 
-  async #canonical(scope: object | undefined, context: { scope: object | undefined }): Promise<PromptAssembly> {
+  async #canonical(scope: object | undefined, context: PromptContext): Promise<PromptAssembly> {
     const merged = [...this.registry.sections.merged(scope).values()];
     const sorted = merged.map((s, i) => ({ s, i })).sort((a, b) => a.s.order - b.s.order || a.i - b.i);
     const sections: AssembledSection[] = [];

@@ -1,15 +1,26 @@
 /**
  * The shapes of the prompts registry.
  */
+import type { SystemContext } from '../context/system-context.js';
 import type { ToolSchema } from '../tools/types.js';
 
-/** What section texts and variable providers are called with. */
+/**
+ * What function section texts, variable providers and `prompt/assemble` listeners are
+ * called with (one frozen object per assembly).
+ */
 export interface PromptContext {
   /** The scope being assembled (`undefined`: the global layer). */
   readonly scope: object | undefined;
+  /**
+   * The calling context: the context whose `Prompts` view `assemble()` was called
+   * through (a turn, usually), so a provider can read the turn's locals, the session's
+   * history and the agent's resources with `ctx.get`. With `assemble({ scope })` it is
+   * still the caller's context, not the scope's.
+   */
+  readonly ctx: SystemContext;
 }
 
-/** A section's text: a string, or a function of the assembly's scope. */
+/** A section's text: a string, or a function of the assembly's `{ scope, ctx }`. */
 export type SectionText = string | ((context: PromptContext) => string);
 
 /** What `Prompts.section` accepts. */
@@ -20,8 +31,8 @@ export interface SectionDefinition {
   readonly order: number;
   /**
    * The section's text (may contain `{{variable}}` placeholders, filled in by
-   * `Prompts.render`). A function is called on every assembly with the assembled scope
-   * and must return a string.
+   * `Prompts.render`). A function is called on every assembly with `{ scope, ctx }` (the
+   * assembled scope and the calling context) and must return a string.
    */
   readonly text: SectionText;
 }
@@ -36,7 +47,7 @@ export interface AssembledSection {
   text: string;
 }
 
-/** A variable's value: a string, or a (possibly async) function of the assembly's scope. */
+/** A variable's value: a string, or a (possibly async) function of the assembly's `{ scope, ctx }`. */
 export type VariableProvider = string | ((context: PromptContext) => string | Promise<string>);
 
 /** What `Prompts.assemble` resolves to (and what `prompt/assemble` listeners transform). */

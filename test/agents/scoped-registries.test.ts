@@ -76,7 +76,9 @@ describe('agents with Tools and Prompts', () => {
     expect(err).toBeInstanceOf(AgentError);
     expect((err as Error).message).toMatch(/agent "half": setup failed: .*unknown tool "no-such-tool"/);
     expect(app.get(Tools).visible(agent).map((t) => t.name)).toEqual(['search']);
-    expect((await app.get(Prompts).assemble({ scope: agent })).sections).toEqual([]);
+    // the agent's key is no longer live: assemble refuses it (SPEC 10.7) instead of reading the bare global layer
+    await expect(app.get(Prompts).assemble({ scope: agent })).rejects.toThrow(/neither this view's own scope nor a live scope key/);
+    expect((await app.get(Prompts).assemble()).sections).toEqual([]);
     await app.dispose();
     assertNoLeaks(server);
     await server.dispose();

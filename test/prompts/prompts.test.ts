@@ -102,7 +102,7 @@ describe('Prompts', () => {
 
   test('a malformed or throwing waterfall result fails the assembly', async () => {
     const { server, app } = await promptServer();
-    const off = app.get(Events).on('prompt/assemble', () => 'nope');
+    const off = app.get(Events).on('prompt/assemble' as string, () => 'nope');
     await expect(app.get(Prompts).assemble()).rejects.toThrow(PromptError);
     off();
     app.get(Events).on('prompt/assemble', () => {
@@ -246,7 +246,7 @@ describe('Prompts', () => {
     const { server, app } = await promptServer();
     app.get(Prompts).section({ name: 'safety', order: 0, text: 'Be safe.' });
     app.get(Prompts).protect({ sections: ['safety'] });
-    app.get(Events).on('prompt/assemble', (a: PromptAssembly) => Object.freeze({ ...a, sections: Object.freeze([{ name: 'safety', order: 0, text: 'x' }]) }));
+    app.get(Events).on('prompt/assemble' as string, (a: PromptAssembly) => Object.freeze({ ...a, sections: Object.freeze([{ name: 'safety', order: 0, text: 'x' }]) }));
     const out = await app.get(Prompts).assemble();
     expect(out.sections).toEqual([{ name: 'safety', order: 0, text: 'Be safe.' }]);
     await server.dispose();
@@ -289,7 +289,8 @@ describe('Prompts', () => {
     ]);
     await A.dispose();
     expect(leaks(server)).toEqual([]);
-    expect((await app.get(Prompts).assemble({ scope: A.key })).sections.map((s) => s.name)).toEqual(['s']);
+    await expect(app.get(Prompts).assemble({ scope: A.key })).rejects.toThrow(/scope A is neither this view's own scope nor a live scope key/);
+    expect((await app.get(Prompts).assemble()).sections.map((s) => s.name)).toEqual(['s']);
     const off = p.variable('w', 'x');
     off();
     off();

@@ -206,6 +206,11 @@ export class EventBus {
     return links.sort((x, y) => x.seq - y.seq).map((l) => l.rec);
   }
 
+  /** Whether `name` has any listener at all (of any scope). O(1). */
+  hasListenersOf(name: string): boolean {
+    return this.#names.has(name);
+  }
+
   /** Whether any listener of `name` would hear an event about `scope`. O(1). */
   hasListeners(name: string, scope: object | undefined): boolean {
     const index = this.#names.get(name);

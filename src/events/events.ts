@@ -8,6 +8,8 @@ import type { Server } from '../context/server.js';
 import { setProvider } from '../context/provider-hints.js';
 import { describeValue } from '../context/token.js';
 import { EventBus, type Listener, type ListenerRecord } from './bus.js';
+import type { EventArgs, EventListener, EventMap, WaterfallArgs, WaterfallValue } from './event-map.js';
+import { BUILTIN_EVENTS, reservedNameError } from './reserved.js';
 import { ownedBy } from '../disposal/owned.js';
 import { ContextView } from '../scope/context-view.js';
 
@@ -20,6 +22,9 @@ export interface ListenOptions {
 }
 
 const buses = new WeakMap<Server, EventBus>();
+
+/** `K` itself when it is not a name in {@link EventMap}, `never` otherwise (so a built-in name must use the typed overload). */
+type FreeName<K extends string> = K extends keyof EventMap ? never : K;
 
 /**
  * The events registry and the token it is installed under. `ctx.get(Events)` returns a
@@ -51,8 +56,10 @@ export class Events extends ContextView<EventBus> {
    * @throws TypeError for a bad name, listener or options; ContextDisposedError when the
    *   view's context is disposed.
    */
-  on(name: string, listener: Listener, options?: ListenOptions): () => void {
+  on<K extends string>(name: K, listener: EventListener<K>, options?: ListenOptions): () => void {
     assertName(name, 'Events.on(name, listener)');
+    const reserved = reservedNameError(name, `Events.on("${name}")`);
+    if (reserved !== undefined) throw reserved;
     if (typeof listener !== 'function') {
       throw new TypeError(`Events.on("${name}", listener): listener must be a function, got ${describeValue(listener)}.`);
     }
@@ -63,7 +70,7 @@ export class Events extends ContextView<EventBus> {
     const global = options?.global === true;
     const ctx = this.context;
     ctx._live(`Events.on("${name}")`);
-    const rec: ListenerRecord = { name, fn: listener, scope: ctx._scopeKey, global, ctx, removed: false };
+    const rec: ListenerRecord = { name, fn: listener as Listener, scope: ctx._scopeKey, global, ctx, removed: false };
     return ownedBy(ctx, this.registry.add(rec, prepend));
   }
 
@@ -81,10 +88,11 @@ export class Events extends ContextView<EventBus> {
    * @param scope - the scope the event is about (an agent, a scope key), or `undefined`
    *   for an unscoped event (heard by unscoped and global listeners only).
    */
-  async emit(scope: object | undefined, name: string, ...args: unknown[]): Promise<void> {
+  async emit<K extends string>(scope: object | undefined, name: K, ...args: EventArgs<K>): Promise<void> {
     this.context._live('Events.emit()');
     assertScope(scope, 'Events.emit(scope, name)');
     assertName(name, 'Events.emit(scope, name)');
+    this.#assertKnown(name, 'Events.emit');
     const errors = await this.registry.emit(scope, name, args);
     if (errors.length === 1) throw errors[0];
     if (errors.length > 1) {
@@ -98,11 +106,26 @@ export class Events extends ContextView<EventBus> {
    * resolves to, is passed to the next. Resolves to the last value (`seed` when no
    * listener hears it). A throwing or rejecting listener stops the chain and rejects.
    */
-  async waterfall<T>(scope: object | undefined, name: string, seed: T, ...args: unknown[]): Promise<T> {
+  waterfall<K extends keyof EventMap & string>(scope: object | undefined, name: K, seed: WaterfallValue<K>, ...args: WaterfallArgs<K>): Promise<WaterfallValue<K>>;
+  /** A waterfall of an event that is not in {@link EventMap}: any seed, `unknown` arguments. */
+  waterfall<T, K extends string = string>(scope: object | undefined, name: K & FreeName<K>, seed: T, ...args: unknown[]): Promise<T>;
+  async waterfall(scope: object | undefined, name: string, seed: unknown, ...args: unknown[]): Promise<unknown> {
     this.context._live('Events.waterfall()');
     assertScope(scope, 'Events.waterfall(scope, name, seed)');
     assertName(name, 'Events.waterfall(scope, name, seed)');
+    this.#assertKnown(name, 'Events.waterfall');
     return this.registry.waterfall(scope, name, seed, args);
+  }
+
+  /**
+   * Refuses a name under a reserved prefix that is not a built-in event. Off the dispatch
+   * hot path: a built-in name costs one `Set` lookup, and a name that has listeners was
+   * already checked by `on` (one `Map` lookup); only other names are parsed.
+   */
+  #assertKnown(name: string, where: string): void {
+    if (BUILTIN_EVENTS.has(name) || this.registry.hasListenersOf(name)) return;
+    const reserved = reservedNameError(name, `${where}(scope, "${name}")`);
+    if (reserved !== undefined) throw reserved;
   }
 
   /** Number of listeners of `name` that hear an event about `scope`. */

@@ -57,7 +57,7 @@ describe('Events', () => {
       const heard: string[] = [];
       const events = app.get(Events);
       events.on('tools/result', () => void heard.push('tools'));
-      events.on('prompt/assemble', (a: unknown) => {
+      events.on('prompt/assemble', (a) => {
         heard.push('prompts');
         return a;
       });

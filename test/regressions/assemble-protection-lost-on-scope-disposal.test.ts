@@ -15,7 +15,7 @@ test('a scope disposed while a variable provider awaits keeps its protected sect
   await server.finish();
   const app = server.createContext();
   app.get(Prompts).section({ name: 'rules', order: 1, text: 'global rules' });
-  app.get(Events).on('prompt/assemble', (a: { sections: { name: string; text: string }[] }) => ({
+  app.get(Events).on('prompt/assemble', (a) => ({
     ...a,
     sections: a.sections.map((s) => (s.name === 'rules' ? { ...s, text: 'rewritten' } : s)),
   }));

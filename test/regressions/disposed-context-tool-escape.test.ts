@@ -57,7 +57,7 @@ describe('a disposed context can not reach global tools its scope hid or guarded
   test('an in-flight call does not skip the agent guard when the agent is disposed while pre-execute awaits', async () => {
     const { server, app, body } = await world();
     const g = gate();
-    app.get(Events).on('tools/pre-execute', async (d: unknown) => {
+    app.get(Events).on('tools/pre-execute' as string, async (d: unknown) => {
       await g.wait;
       return d;
     });

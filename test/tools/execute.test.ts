@@ -81,7 +81,7 @@ describe('Tools.execute', () => {
     const { server, t, ev, results } = await world();
     const body = jest.fn(() => 'ran');
     const pre = jest.fn((d: unknown) => d);
-    ev.on('tools/pre-execute', pre);
+    ev.on('tools/pre-execute' as string, pre);
     t.register(tool('s', body));
     const r1 = await t.execute({ callId: '1', name: 's', arguments: { q: 5 } });
     expect(r1.error?.code).toBe('INVALID_ARGS');
@@ -133,7 +133,7 @@ describe('Tools.execute', () => {
       if (e.name === 'outer') outer = e;
       else inner = e;
     });
-    ev.on('tools/pre-execute', (d: unknown, e: ToolExecution) => {
+    ev.on('tools/pre-execute' as string, (d: unknown, e: ToolExecution) => {
       if (e.name === 'outer') outer = e;
       return d;
     });
@@ -156,7 +156,7 @@ describe('tools/pre-execute, Approval and guards', () => {
     });
     off();
     for (const bad of [undefined, null, 'allow', { kind: 'maybe' }, {}]) {
-      const o = ev.on('tools/pre-execute', () => bad);
+      const o = ev.on('tools/pre-execute' as string, () => bad);
       const r = await t.execute({ callId: '1', name: 'x', arguments: {} });
       expect(r.error?.code).toBe('DENIED');
       expect(r.content).toMatch(/malformed tools\/pre-execute decision/);
@@ -177,7 +177,7 @@ describe('tools/pre-execute, Approval and guards', () => {
     const { server, t, ev } = await world();
     t.register(tool('x'));
     const order: string[] = [];
-    ev.on('tools/pre-execute', (d: unknown, e: ToolExecution) => {
+    ev.on('tools/pre-execute' as string, (d: unknown, e: ToolExecution) => {
       order.push('second');
       expect(Object.isFrozen(e)).toBe(true);
       return d;
@@ -332,10 +332,10 @@ describe('tools/execute, timeouts, tools/post-execute, tools/result', () => {
     expect((await t.execute({ callId: '1', name: 'x', arguments: {} })).content).toBe('short-circuited');
     expect(body).toHaveBeenCalledTimes(1);
     off2();
-    const off3 = ev.on('tools/execute', () => 'not a function');
+    const off3 = ev.on('tools/execute' as string, () => 'not a function');
     expect((await t.execute({ callId: '1', name: 'x', arguments: {} })).error?.code).toBe('EXECUTION_ERROR');
     off3();
-    ev.on('tools/execute', (next: (e: unknown) => Promise<unknown>) => () => next({ fake: true }));
+    ev.on('tools/execute' as string, (next: (e: unknown) => Promise<unknown>) => () => next({ fake: true }));
     expect((await t.execute({ callId: '1', name: 'x', arguments: {} })).content).toMatch(/must be called with the execution it was given/);
     expect(body).toHaveBeenCalledTimes(1);
     await server.dispose();
@@ -359,7 +359,7 @@ describe('tools/execute, timeouts, tools/post-execute, tools/result', () => {
     const off = A.ctx.get(Tools).register(tool('x', body));
     let release: () => void = () => undefined;
     const gate = new Promise<void>((r) => (release = r));
-    app.get(Events).on('tools/pre-execute', async (d: unknown) => {
+    app.get(Events).on('tools/pre-execute' as string, async (d: unknown) => {
       await gate;
       return d;
     });
@@ -443,7 +443,7 @@ describe('tools/execute, timeouts, tools/post-execute, tools/result', () => {
       callId: '1', content: 'Error: leaks a secret', isError: true, error: { code: 'DENIED', message: 'leaks a secret' },
     });
     off3();
-    ev.on('tools/post-execute', () => 'ok');
+    ev.on('tools/post-execute' as string, () => 'ok');
     expect((await t.execute({ callId: '1', name: 'x', arguments: {} })).content).toMatch(/^Error: malformed tools\/post-execute decision/);
     await server.dispose();
   });

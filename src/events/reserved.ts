@@ -1,0 +1,71 @@
+/**
+ * The reserved event namespaces (SPEC 10.6): names under `tools/`, `tool/`, `prompt/`,
+ * `prompts/`, `agent/`, `agents/`, `session/` and `sessions/` (ignoring case, with `.` and
+ * `:` read as `/`) hold exactly the built-in events, spelled exactly.
+ */
+
+/** @internal Every built-in event name, spelled exactly. */
+export const BUILTIN_EVENTS: ReadonlySet<string> = new Set([
+  'tools/pre-execute',
+  'tools/execute',
+  'tools/post-execute',
+  'tools/result',
+  'prompt/assemble',
+  'agent/created',
+  'agent/disposed',
+  'session/created',
+  'session/resumed',
+  'session/turn-committed',
+  'session/rolled-back',
+  'session/lease-lost',
+  'session/disposed',
+]);
+
+const RESERVED_PREFIXES = ['tools/', 'tool/', 'prompt/', 'prompts/', 'agent/', 'agents/', 'session/', 'sessions/'] as const;
+
+/** `name` lower-cased with `.` and `:` read as `/`. */
+function normalize(name: string): string {
+  return name.toLowerCase().replace(/[.:]/g, '/');
+}
+
+/**
+ * @internal The refusal for `name`, or `undefined` when it may be used: a built-in name, or
+ * any name outside the reserved prefixes. `where` names the call for the message.
+ */
+export function reservedNameError(name: string, where: string): TypeError | undefined {
+  if (BUILTIN_EVENTS.has(name)) return undefined;
+  const n = normalize(name);
+  if (!RESERVED_PREFIXES.some((p) => n.startsWith(p))) return undefined;
+  return new TypeError(
+    `unknown event "${name}"; did you mean "${closest(n)}"? (${where}: the prefixes ${RESERVED_PREFIXES.join(', ')} are reserved for polestar's ` +
+      `built-in events, spelled exactly; name your own events outside them and type them by adding them to EventMap.)`,
+  );
+}
+
+/** The built-in event nearest to the normalized name `n` (edit distance, then catalog order). */
+function closest(n: string): string {
+  let best = '';
+  let bestDistance = Infinity;
+  for (const b of BUILTIN_EVENTS) {
+    const d = distance(n, b);
+    if (d < bestDistance) {
+      best = b;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+/** Levenshtein distance (two rows). */
+function distance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  let cur = new Array<number>(b.length + 1);
+  for (let i = 1; i <= a.length; i++) {
+    cur[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1));
+    }
+    [prev, cur] = [cur, prev];
+  }
+  return prev[b.length];
+}

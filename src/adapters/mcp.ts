@@ -259,7 +259,9 @@ class Mount implements McpMount {
       if (signal.aborted) throw this.#disposedDuringMount();
       this.#onCtxAbort = () => void this.#shutdownOnce(signal.reason).catch(() => undefined);
       signal.addEventListener('abort', this.#onCtxAbort, { once: true });
-      this.#offListener = this.#events.on('tools/post-execute', this.#postExecute, { prepend: true });
+      // the name as a plain string: #postExecute reads any decision defensively (typed
+      // listeners are checked against EventMap, whose decision has no `output` until SPEC 11.2 lands)
+      this.#offListener = this.#events.on('tools/post-execute' as string, this.#postExecute, { prepend: true });
       const onChanged = this.#source.onToolsChanged;
       if (typeof onChanged === 'function') {
         onChanged.call(this.#source, () => {

@@ -105,7 +105,10 @@ export interface EventMap {
  * The listener of an event name that is not in {@link EventMap}: it receives `unknown`
  * arguments (a listener may still annotate its parameters, as with Node's emitter).
  */
-export type FreeListener = { bivarianceHack(...args: unknown[]): unknown }['bivarianceHack'];
+export type FreeListener = {
+  /** The listener (declared as a method, whose parameters TypeScript checks bivariantly, so a listener may annotate them). */
+  bivarianceHack(...args: unknown[]): unknown;
+}['bivarianceHack'];
 
 /** The listener type of event `K`: its {@link EventMap} entry, or a {@link FreeListener} for a name not in the map. */
 export type EventListener<K extends string> = K extends keyof EventMap ? EventMap[K] : FreeListener;
@@ -118,3 +121,9 @@ export type WaterfallValue<K extends string> = K extends keyof EventMap ? (Param
 
 /** The arguments after the value in a `waterfall` of `K`. */
 export type WaterfallArgs<K extends string> = K extends keyof EventMap ? (Parameters<EventMap[K]> extends [unknown, ...infer R] ? R : never) : unknown[];
+
+/**
+ * `K` itself when it is not a name in {@link EventMap}, `never` otherwise: the name type of
+ * the untyped `waterfall` overload, so that a built-in name must use the typed one.
+ */
+export type FreeName<K extends string> = K extends keyof EventMap ? never : K;

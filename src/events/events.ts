@@ -8,7 +8,7 @@ import type { Server } from '../context/server.js';
 import { setProvider } from '../context/provider-hints.js';
 import { describeValue } from '../context/token.js';
 import { EventBus, type Listener, type ListenerRecord } from './bus.js';
-import type { EventArgs, EventListener, EventMap, WaterfallArgs, WaterfallValue } from './event-map.js';
+import type { EventArgs, EventListener, EventMap, FreeName, WaterfallArgs, WaterfallValue } from './event-map.js';
 import { BUILTIN_EVENTS, reservedNameError } from './reserved.js';
 import { ownedBy } from '../disposal/owned.js';
 import { ContextView } from '../scope/context-view.js';
@@ -22,9 +22,6 @@ export interface ListenOptions {
 }
 
 const buses = new WeakMap<Server, EventBus>();
-
-/** `K` itself when it is not a name in {@link EventMap}, `never` otherwise (so a built-in name must use the typed overload). */
-type FreeName<K extends string> = K extends keyof EventMap ? never : K;
 
 /**
  * The events registry and the token it is installed under. `ctx.get(Events)` returns a

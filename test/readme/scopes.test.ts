@@ -46,7 +46,9 @@ test('README: registration scopes sample', async () => {
 
   await researcher.dispose();                                     // undoes every registration above
   expect(app.get(Tools).visible(researcher.key).map((t) => t.name)).toEqual(['read_file', 'shell']);
-  expect((await app.get(Prompts).assemble({ scope: researcher.key })).sections).toEqual([]);
+  // a disposed scope's key is no longer live: assemble refuses it (SPEC 10.7)
+  await expect(app.get(Prompts).assemble({ scope: researcher.key })).rejects.toThrow(TypeError);
+  expect((await app.get(Prompts).assemble()).sections).toEqual([]);
   await app.dispose();
   assertNoLeaks(server);
   await server.dispose();

@@ -4,7 +4,7 @@
  */
 import type { Agent } from '../agents/agent.js';
 import type { PromptAssembly, PromptContext } from '../prompts/types.js';
-import type { PostExecuteDecision, PreExecuteDecision, ToolCallFunction, ToolExecution, ToolResult } from '../tools/types.js';
+import type { ExecuteListener, PostExecuteListener, PreExecuteListener, ResultObserver } from '../tools/types.js';
 
 /**
  * What every `session/*` listener receives: one frozen object describing the durable
@@ -55,28 +55,28 @@ export interface SessionLeaseLostInfo extends SessionEventInfo {
 export interface EventMap {
   /**
    * Waterfall, before the guards: each listener receives the decision so far (seed
-   * `{ kind: 'allow' }`) and the frozen execution, and returns (or resolves to) the
-   * decision to pass on: `allow`, `deny` with a reason, or `ask` (granted only by
-   * `Approval`). A throwing listener or a malformed decision denies the call.
+   * `{ kind: 'allow' }`), the frozen execution and the calling context, and returns (or
+   * resolves to) the decision to pass on: `allow`, `deny` with a reason, or `ask` (granted
+   * only by `Approval`). A throwing listener or a malformed decision denies the call.
    */
-  'tools/pre-execute': (decision: PreExecuteDecision, execution: ToolExecution) => PreExecuteDecision | Promise<PreExecuteDecision>;
+  'tools/pre-execute': PreExecuteListener;
   /**
    * Waterfall, after the policy allowed the call: each listener receives the call
-   * function so far (seed: the tool's body) and the execution, and returns the call
-   * function to use (to wrap, replace or short-circuit it).
+   * function so far (seed: the tool's body), the execution and the calling context, and
+   * returns the call function to use (to wrap, replace or short-circuit it).
    */
-  'tools/execute': (fn: ToolCallFunction, execution: ToolExecution) => ToolCallFunction | Promise<ToolCallFunction>;
+  'tools/execute': ExecuteListener;
   /**
    * Waterfall, after the body ran: each listener receives the decision so far (seed
-   * `{ kind: 'accept' }`), the execution and the result, and returns `accept` (with
-   * `content` replacing the result's) or `block` with a reason.
+   * `{ kind: 'accept' }`), the execution, the result and the calling context, and returns
+   * `accept` (with `content`/`output` replacing the result's) or `block` with a reason.
    */
-  'tools/post-execute': (decision: PostExecuteDecision, execution: ToolExecution, result: ToolResult) => PostExecuteDecision | Promise<PostExecuteDecision>;
+  'tools/post-execute': PostExecuteListener;
   /**
    * Observers, once for every call (refused and invalid ones included), with the frozen
    * execution and result. Return values are ignored; a failure is contained and logged.
    */
-  'tools/result': (execution: ToolExecution, result: ToolResult) => unknown;
+  'tools/result': ResultObserver;
   /**
    * Waterfall inside `Prompts.assemble()`: each listener receives the assembly so far
    * and `{ scope, ctx }`, and returns (or resolves to) the assembly to pass on.

@@ -24,3 +24,26 @@ test('assembly.tools is what the model is shown: after listeners hid some, with 
   expect((await app.get(Prompts).assemble()).tools.map((t) => t.name).sort()).toEqual(['search']);
   await server.dispose();
 });
+
+test('what the model was shown is what can run: execute(call, { shown: assembly }) refuses a tool a listener hid', async () => {
+  const server = new Server();
+  server.addPlugins(new PromptsPlugin(), new ToolsPlugin());
+  await server.finish();
+  const app = server.createContext();
+  const ran: string[] = [];
+  for (const n of ['search', 'shell']) app.get(Tools).register({ ...tool(n), execute: () => (ran.push(n), n) });
+  const A = createScope(app, { id: 'A' });
+  app.get(Events).on('prompt/assemble', (assembly) => ({ ...assembly, tools: assembly.tools.filter((t) => t.name !== 'shell') }), { global: true });
+  const turn = A.ctx.child();
+  const assembly = await turn.get(Prompts).assemble();
+  const tools = turn.get(Tools);
+  expect((await tools.execute({ callId: '1', name: 'search', arguments: {} }, { shown: assembly })).content).toBe('search');
+  const refused = await tools.execute({ callId: '2', name: 'shell', arguments: {} }, { shown: assembly });
+  expect(refused.isError).toBe(true);
+  expect(refused.error?.code).toBe('UNKNOWN_TOOL');
+  // by names too, and without `shown` the hidden tool still resolves (hiding is a prompt matter)
+  expect((await tools.execute({ callId: '3', name: 'shell', arguments: {} }, { shown: assembly.tools.map((t) => t.name) })).error?.code).toBe('UNKNOWN_TOOL');
+  expect((await tools.execute({ callId: '4', name: 'shell', arguments: {} })).content).toBe('shell');
+  expect(ran).toEqual(['search', 'shell']);
+  await server.dispose();
+});

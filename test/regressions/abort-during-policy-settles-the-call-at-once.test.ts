@@ -36,7 +36,7 @@ test.each(['tools/pre-execute', 'Approval.approve', 'a guard'])('an abort while 
     return g.wait;
   });
   if (phase === 'tools/pre-execute') {
-    app.get(Events).on('tools/pre-execute', async (d: unknown) => {
+    app.get(Events).on('tools/pre-execute', async (d) => {
       reached.open(undefined);
       await g.wait;
       return d;

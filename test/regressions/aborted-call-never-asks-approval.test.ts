@@ -17,7 +17,7 @@ test('an already-aborted call never reaches tools/pre-execute, Approval, guards 
   const app = server.createContext();
   const body = jest.fn(() => 'ran');
   const guard = jest.fn(() => undefined);
-  const pre = jest.fn(() => ({ kind: 'ask', reason: 'refunds need a human' }));
+  const pre = jest.fn(() => ({ kind: 'ask' as const, reason: 'refunds need a human' }));
   app.get(Tools).register({ name: 'refund', description: 'refund', parameters: { type: 'object' }, execute: body });
   app.get(Tools).guard(guard);
   app.get(Events).on('tools/pre-execute', pre);

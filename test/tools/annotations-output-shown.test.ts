@@ -2,7 +2,7 @@
  * SPEC 11.2 (annotations, output) and 11.3 (execute side: `shown`).
  */
 import { jest } from '@jest/globals';
-import { Events, Tools, type PromptAssembly, type ToolExecution, type ToolResult } from '../../src/index.js';
+import { Events, Tools, type PostExecuteDecision, type PromptAssembly, type ToolExecution, type ToolResult } from '../../src/index.js';
 import { tool, toolServer } from './helpers.js';
 
 describe('annotations', () => {
@@ -81,8 +81,8 @@ describe('output', () => {
     const { server, app } = await toolServer();
     const t = app.get(Tools);
     t.register(tool('x', () => ({ secret: 1 })));
-    let decide: (r: ToolResult) => unknown = () => ({ kind: 'accept' });
-    app.get(Events).on('tools/post-execute', (_d: unknown, _e: ToolExecution, r: ToolResult) => decide(r));
+    let decide: (r: ToolResult) => PostExecuteDecision = () => ({ kind: 'accept' });
+    app.get(Events).on('tools/post-execute', (_d, _e, r) => decide(r));
     const call = () => t.execute({ callId: '1', name: 'x', arguments: {} });
     expect((await call()).output).toEqual({ secret: 1 });
     decide = () => ({ kind: 'block', reason: 'withheld' });

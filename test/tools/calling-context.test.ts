@@ -82,7 +82,7 @@ describe('the calling context', () => {
         return next(e, c);
       };
     });
-    ev.on('tools/post-execute', (d: unknown, _e: ToolExecution, _r: unknown, ctx: SystemContext) => {
+    ev.on('tools/post-execute', (d, _e, _r, ctx) => {
       got.post = ctx;
       return d;
     });

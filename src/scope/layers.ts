@@ -134,8 +134,9 @@ export class Layers<E> {
    * newer global version). Other scopes' caches stay.
    */
   #touch(layer: Layer<E>): void {
-    layer.version++;
-    this.version++;
+    // A layer's version is a stamp of the global counter: it never repeats, even for a
+    // scope whose layer was deleted (emptied) and made again.
+    layer.version = ++this.version;
     if (layer === this.#global) this.#globalMerged = undefined;
     else layer.merged = undefined;
   }
@@ -161,6 +162,15 @@ export class Layers<E> {
   /** The entries of exactly the layer of `scope`, in registration order. */
   layer(scope: object | undefined): ReadonlyMap<string, LayerEntry<E>> {
     return (scope === undefined ? this.#global : this.#scoped.get(scope))?.entries ?? EMPTY;
+  }
+
+  /**
+   * A stamp that changes whenever the layer of exactly `scope` changes (`0` while it has
+   * none), never repeating: what a cache over one scope compares instead of
+   * {@link Layers.version}, so a change in another scope does not invalidate it.
+   */
+  layerVersion(scope: object | undefined): number {
+    return (scope === undefined ? this.#global : this.#scoped.get(scope))?.version ?? 0;
   }
 
   /** The scopes whose own layer holds an entry named `name`. */

@@ -33,9 +33,14 @@ export interface GuardRecord {
   readonly scope: object | undefined;
 }
 
-/** @internal What one scope resolves to. */
+/** @internal What one scope resolves to, and the versions it was built from. */
 export interface Resolved {
-  readonly version: number;
+  /** The global layer's version. */
+  readonly globalVersion: number;
+  /** The scope's own layer's version (`0`: none, and for the global resolution). */
+  readonly ownVersion: number;
+  /** The scope's restriction list (replaced on every change), `undefined` for none. */
+  readonly restrictions: readonly RestrictionRecord[] | undefined;
   readonly byName: ReadonlyMap<string, Tool>;
   readonly list: readonly Tool[];
   readonly known: readonly string[];
@@ -49,7 +54,6 @@ export class ToolRegistry {
   readonly bus: EventBus;
   readonly layers: Layers<Tool>;
   readonly #restrictions = new Map<object, readonly RestrictionRecord[]>();
-  #restrictionVersion = 0;
   globalGuards: readonly GuardRecord[] = NO_GUARDS;
   readonly scopedGuards = new Map<object, readonly GuardRecord[]>();
   #globalResolved: Resolved | undefined;
@@ -116,19 +120,20 @@ export class ToolRegistry {
     );
   }
 
-  /** Changes whenever a layer or a restriction changes. */
-  get version(): number {
-    return this.layers.version + this.#restrictionVersion;
-  }
-
-  /** The one resolver: what scope `scope` sees (cached until anything changes). */
+  /**
+   * The one resolver: what scope `scope` sees, cached until the global layer, the scope's
+   * own layer or the scope's restrictions change (issue 9: a registration in one agent
+   * no longer rebuilds every other agent's view).
+   */
   resolve(scope: object | undefined): Resolved {
-    const version = this.version;
-    const cached = scope === undefined ? this.#globalResolved : this.#resolved.get(scope);
-    if (cached !== undefined && cached.version === version) return cached;
-    const global = this.layers.layer(undefined);
-    const own = scope === undefined ? undefined : this.layers.layer(scope);
+    const layers = this.layers;
+    const globalVersion = layers.layerVersion(undefined);
+    const ownVersion = scope === undefined ? 0 : layers.layerVersion(scope);
     const restrictions = scope === undefined ? undefined : this.#restrictions.get(scope);
+    const cached = scope === undefined ? this.#globalResolved : this.#resolved.get(scope);
+    if (cached !== undefined && cached.globalVersion === globalVersion && cached.ownVersion === ownVersion && cached.restrictions === restrictions) return cached;
+    const global = layers.layer(undefined);
+    const own = scope === undefined ? undefined : layers.layer(scope);
     if (scope !== undefined && (own === undefined || own.size === 0) && restrictions === undefined) {
       const g = this.resolve(undefined);
       this.#resolved.set(scope, g);
@@ -149,7 +154,7 @@ export class ToolRegistry {
         byName.set(name, e.value);
       }
     }
-    const r: Resolved = { version, byName, list: Object.freeze([...byName.values()]), known: Object.freeze(known) };
+    const r: Resolved = { globalVersion, ownVersion, restrictions, byName, list: Object.freeze([...byName.values()]), known: Object.freeze(known) };
     if (scope === undefined) this.#globalResolved = r;
     else this.#resolved.set(scope, r);
     return r;
@@ -157,15 +162,13 @@ export class ToolRegistry {
 
   addRestriction(ctx: SystemContext, scope: object, rec: RestrictionRecord): () => void {
     this.#restrictions.set(scope, [...(this.#restrictions.get(scope) ?? []), rec]);
-    this.#restrictionVersion++;
     const remove = (): void => {
       const list = this.#restrictions.get(scope);
       if (list === undefined || !list.includes(rec)) return;
       const next = list.filter((r) => r !== rec);
       if (next.length === 0) this.#restrictions.delete(scope);
       else this.#restrictions.set(scope, next);
-      this.#restrictionVersion++;
-    };
+      };
     return ownedBy(ctx, remove);
   }
 

@@ -303,14 +303,21 @@ export class SqlSessionStoreCore implements SessionStore {
     return this.#op('begin', async () => {
       const l = checkLease(lease);
       return this.#write(async (db) => {
-        let rows: readonly SqlRow[];
-        for (;;) {
-          ({ rows } = await db.run(
-            `UPDATE polestar_sessions SET rev = rev + 1, updated_at = {now}, open_turn = committed_turn + 1, open_epoch = lease_epoch,
+        const postgres = this.#driver.dialect === 'postgres';
+        const opening = `UPDATE polestar_sessions SET rev = rev + 1, updated_at = {now}, open_turn = committed_turn + 1, open_epoch = lease_epoch,
                open_attempt = (SELECT COALESCE(MAX(a.attempt), 0) + 1 FROM polestar_attempts a
                                WHERE a.session_id = polestar_sessions.session_id AND a.turn = polestar_sessions.committed_turn + 1)
-             WHERE ${FENCE} AND open_turn IS NULL
-             RETURNING open_turn, open_attempt, updated_at`,
+             WHERE ${FENCE} AND open_turn IS NULL`;
+        let rows: readonly SqlRow[];
+        for (;;) {
+          // PostgreSQL: the started record in the same statement (one round trip fewer).
+          ({ rows } = await db.run(
+            postgres
+              ? `WITH u AS (${opening} RETURNING session_id, open_turn, open_attempt, lease_epoch, updated_at)
+                 INSERT INTO polestar_attempts (session_id, turn, attempt, status, epoch, started_at)
+                 SELECT session_id, open_turn, open_attempt, 'started', lease_epoch, updated_at FROM u
+                 RETURNING turn AS open_turn, attempt AS open_attempt, started_at AS updated_at`
+              : `${opening} RETURNING open_turn, open_attempt, updated_at`,
             fenceParams(l),
           ));
           if (rows.length > 0) break;
@@ -323,13 +330,15 @@ export class SqlSessionStoreCore implements SessionStore {
         const turn = int(rows[0].open_turn, where, l.sessionId);
         const attempt = int(rows[0].open_attempt, where, l.sessionId);
         const now = int(rows[0].updated_at, where, l.sessionId);
-        await db.run("INSERT INTO polestar_attempts (session_id, turn, attempt, status, epoch, started_at) VALUES (?, ?, ?, 'started', ?, ?)", [
-          l.sessionId,
-          turn,
-          attempt,
-          l.epoch,
-          now,
-        ]);
+        if (!postgres) {
+          await db.run("INSERT INTO polestar_attempts (session_id, turn, attempt, status, epoch, started_at) VALUES (?, ?, ?, 'started', ?, ?)", [
+            l.sessionId,
+            turn,
+            attempt,
+            l.epoch,
+            now,
+          ]);
+        }
         return { turn, attempt, startedAt: new Date(now) };
       });
     });
@@ -385,6 +394,27 @@ export class SqlSessionStoreCore implements SessionStore {
         const last = int(rows[0].last_seq, where, l.sessionId);
         const now = int(rows[0].updated_at, where, l.sessionId);
         const rev = int(rows[0].rev, where, l.sessionId);
+        if (this.#driver.dialect === 'postgres' && c.events.length <= EVENT_CHUNK) {
+          // PostgreSQL: events, the committed record, the checkpoint and the retention in one
+          // statement (its parts see one snapshot and touch disjoint rows): three round trips fewer.
+          const params: SqlValue[] = [];
+          const parts: string[] = [];
+          if (c.events.length > 0) {
+            const first = last - c.events.length + 1;
+            c.events.forEach((e, j) => params.push(l.sessionId, first + j, c.turn, c.attempt, e.kind, ROW_FORMAT, encodeJson(e.body), now));
+            parts.push(`e AS (INSERT INTO polestar_events (session_id, seq, turn, attempt, kind, format, body, at) VALUES ${c.events.map(() => '(?, ?, ?, ?, ?, ?, ?, ?)').join(', ')})`);
+          }
+          parts.push("a AS (UPDATE polestar_attempts SET status = 'committed', ended_at = ?, end_rev = ?, end_seq = ? WHERE session_id = ? AND turn = ? AND attempt = ?)");
+          params.push(now, rev, last, l.sessionId, c.turn, c.attempt);
+          parts.push('d AS (DELETE FROM polestar_checkpoints WHERE session_id = ? AND turn > 0 AND turn < ? AND turn <= ? AND pinned = 0)');
+          params.push(l.sessionId, c.turn, c.turn - c.keepCheckpoints);
+          params.push(l.sessionId, c.turn, ROW_FORMAT, locals, now);
+          await db.run(
+            `WITH ${parts.join(', ')} INSERT INTO polestar_checkpoints (session_id, turn, format, locals, label, pinned, created_at) VALUES (?, ?, ?, ?, NULL, 0, ?)`,
+            params,
+          );
+          return { turn: c.turn, attempt: c.attempt, committedAt: new Date(now), lastSeq: last };
+        }
         await this.#insertEvents(db, l.sessionId, c, c.events, last - c.events.length + 1, now);
         await db.run(
           "UPDATE polestar_attempts SET status = 'committed', ended_at = ?, end_rev = ?, end_seq = ? WHERE session_id = ? AND turn = ? AND attempt = ?",

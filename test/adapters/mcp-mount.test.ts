@@ -183,6 +183,20 @@ describe('results', () => {
   });
 });
 
+test("disposing the calling turn aborts the server's signal of its call; the mount and its tools stay", async () => {
+  const source = new FakeMcpSource([tool('slow')]);
+  source.handlers.set('slow', hanging());
+  const mount = await mountMcpTools(a.agent.ctx, source);
+  const turn = a.agent.ctx.child();
+  const pending = call(turn, 'slow');
+  await new Promise((r) => setTimeout(r, 5));
+  await turn.dispose();
+  expect((await pending).error?.code).toBe('EXECUTION_ERROR');
+  expect(source.calls[0].signal.aborted).toBe(true);
+  expect(mount.names).toEqual(['slow']);
+  expect(source.closes).toBe(0);
+});
+
 describe('ownership: the source is closed exactly once', () => {
   test('disposing the context unregisters, aborts in-flight calls and closes the source before dispose() resolves', async () => {
     const source = new FakeMcpSource([tool('slow'), tool('echo')]);

@@ -232,13 +232,10 @@ describe('dialect-specific refusals', () => {
     tools.register({ name: 'b', description: 'd', parameters: withSchema(D2020, intProp), execute: () => 1 });
     expect(reg.validatorCount).toBe(1);
     expect(stored(tools, 'a').parameters).toBe(stored(tools, 'b').parameters);
-    const tup = { type: 'object', properties: { t: { prefixItems: [{ type: 'string' }] } } };
-    tools.register({ name: 'c', description: 'd', parameters: withSchema(D07, tup), execute: () => 1 });
-    tools.register({ name: 'e', description: 'd', parameters: withSchema(D2020, tup), execute: () => 1 });
+    tools.register({ name: 'c', description: 'd', parameters: withSchema(D07, intProp), execute: () => 1 });
+    tools.register({ name: 'e', description: 'd', parameters: withSchema(D2019, intProp), execute: () => 1 });
     expect(reg.validatorCount).toBe(3);
-    // draft-07 does not know prefixItems (an annotation there); 2020-12 enforces it
-    expect((await tools.execute({ callId: '1', name: 'c', arguments: { t: [1, 2] } })).isError).toBe(false);
-    expect((await tools.execute({ callId: '2', name: 'e', arguments: { t: [1, 2] } })).error?.code).toBe('INVALID_ARGS');
+    for (const name of ['a', 'c', 'e']) expect((await tools.execute({ callId: name, name, arguments: { n: 1.5 } })).error?.code).toBe('INVALID_ARGS');
     await server.dispose();
   });
 
@@ -247,6 +244,49 @@ describe('dialect-specific refusals', () => {
     const parameters = withSchema(D2020, intProp);
     ctx.get(Tools).register({ name: 'a', description: 'd', parameters, execute: () => 1 });
     expect(ctx.get(Tools).schemas()).toEqual([{ name: 'a', description: 'd', parameters }]);
+    await server.dispose();
+  });
+});
+
+describe('a keyword of a later dialect is refused, not ignored', () => {
+  const later: [string, Record<string, unknown>, string, RegExp][] = [
+    ['prefixItems in draft-07 (no $schema)', { type: 'object', properties: { t: { prefixItems: [{ type: 'string' }] } } }, 'parameters.properties.t.prefixItems', /2020-12 keyword, but this schema is read as draft-07/],
+    ['unevaluatedProperties in draft-07', { $schema: D07, type: 'object', unevaluatedProperties: false }, 'parameters.unevaluatedProperties', /2019-09 keyword, but this schema is read as draft-07/],
+    ['dependentRequired in an allOf branch', { allOf: [{ dependentRequired: { a: ['b'] } }] }, 'parameters.allOf[0].dependentRequired', /2019-09 keyword/],
+    ['minContains in a $defs entry', { definitions: { x: { contains: {}, minContains: 2 } } }, 'parameters.definitions.x.minContains', /2019-09 keyword/],
+    ['prefixItems in 2019-09', { $schema: D2019, type: 'array', prefixItems: [{ type: 'string' }] }, 'parameters.prefixItems', /2020-12 keyword, but this schema is read as 2019-09/],
+  ];
+  test.each(later)('%s', async (_what, parameters, path, message) => {
+    const { server, ctx } = await app();
+    let err: unknown;
+    try {
+      ctx.get(Tools).register({ name: 'k', description: 'd', parameters: parameters as JsonSchema, execute: () => 1 });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(ToolSchemaError);
+    expect((err as ToolSchemaError).path).toBe(path);
+    expect((err as Error).message).toMatch(message);
+    expect((err as Error).message).toContain('"$schema": "https://json-schema.org/draft/2020-12/schema"');
+    await server.dispose();
+  });
+
+  test('a property, a definition or a const that merely has a later keyword\'s name is not refused', async () => {
+    const { server, ctx } = await app();
+    const tools = ctx.get(Tools);
+    tools.register({
+      name: 'names',
+      description: 'd',
+      parameters: {
+        type: 'object',
+        properties: { prefixItems: { type: 'string' }, unevaluatedProperties: { type: 'number' } },
+        definitions: { dependentRequired: { type: 'boolean' } },
+        default: { minContains: 1 },
+      },
+      execute: () => 1,
+    });
+    expect((await tools.execute({ callId: '1', name: 'names', arguments: { prefixItems: 1 } })).error?.code).toBe('INVALID_ARGS');
+    expect((await tools.execute({ callId: '2', name: 'names', arguments: { prefixItems: 'a', unevaluatedProperties: 2 } })).isError).toBe(false);
     await server.dispose();
   });
 });
@@ -278,11 +318,14 @@ describe('ToolsPlugin options', () => {
   test('the default dialect applies to schemas without $schema only', async () => {
     const { server, ctx } = await app('2020-12');
     const tools = ctx.get(Tools);
-    const dep = { type: 'object', dependentRequired: { a: ['b'] } };
-    tools.register({ name: 'implicit', description: 'd', parameters: dep, execute: () => 1 });
-    tools.register({ name: 'explicit07', description: 'd', parameters: withSchema(D07, dep), execute: () => 1 });
+    tools.register({ name: 'implicit', description: 'd', parameters: { type: 'object', dependentRequired: { a: ['b'] } }, execute: () => 1 });
     expect((await tools.execute({ callId: '1', name: 'implicit', arguments: { a: 1 } })).error?.code).toBe('INVALID_ARGS');
-    expect((await tools.execute({ callId: '2', name: 'explicit07', arguments: { a: 1 } })).isError).toBe(false);
+    // a draft-07 tuple: refused when read as 2020-12, accepted and enforced when stamped draft-07
+    const tuple = { type: 'object', properties: { t: { type: 'array', items: [{ type: 'string' }], additionalItems: false } } };
+    expect(() => tools.register({ name: 'implicit07', description: 'd', parameters: tuple, execute: () => 1 })).toThrow(ToolSchemaError);
+    tools.register({ name: 'explicit07', description: 'd', parameters: withSchema(D07, tuple), execute: () => 1 });
+    expect((await tools.execute({ callId: '2', name: 'explicit07', arguments: { t: ['a', 'b'] } })).error?.code).toBe('INVALID_ARGS');
+    expect((await tools.execute({ callId: '3', name: 'explicit07', arguments: { t: ['a'] } })).isError).toBe(false);
     await server.dispose();
   });
 });

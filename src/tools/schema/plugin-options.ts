@@ -16,7 +16,10 @@ import type { DefaultJsonSchemaDialect } from './dialects.js';
  *   `ipv4`, …) is enforced; an unknown format name is an annotation, as JSON Schema
  *   defines it, and is not checked (zod emits names such as `cuid` together with a
  *   `pattern`, which is checked).
- * - Unknown keywords (`x-…`, `markdownDescription`) are annotations and accepted.
+ * - Unknown keywords (`x-…`, `markdownDescription`) are annotations and accepted, but a
+ *   keyword of a later dialect in a schema read in an earlier one (`prefixItems` or
+ *   `unevaluatedProperties` in draft-07, `prefixItems` in 2019-09) is refused: it would
+ *   check nothing, and the author meant it to.
  * - A key `"$async"` or `"__proto__"` anywhere in `parameters` is refused (even inside
  *   `const` or an unknown keyword: one rule, no guessing where a schema ends), and so are
  *   a nested `$schema` naming another dialect and a `$ref` JSON pointer that steps
@@ -33,8 +36,8 @@ export interface ToolsPluginOptions {
    * The dialect of a tool schema without `$schema`, and the `target` a Standard Schema
    * is converted to: `'draft-07'` (the default) or `'2020-12'` (MCP's default dialect).
    * Under 2020-12 a draft-07 tuple `items: [...]` is refused (use `prefixItems`); under
-   * draft-07, 2019+ keywords such as `unevaluatedProperties` or `prefixItems` are
-   * unknown keywords and not checked: name the dialect with `$schema` to be sure.
+   * draft-07, 2019+ keywords such as `unevaluatedProperties` or `prefixItems` are refused
+   * (draft-07 would ignore them): name the dialect with `$schema`.
    */
   readonly defaultDialect?: DefaultJsonSchemaDialect;
 }

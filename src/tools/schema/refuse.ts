@@ -6,8 +6,51 @@ import type { JsonObject, JsonValue } from '../lossless-json.js';
 import { ToolSchemaError } from './tool-schema-error.js';
 import { DIALECT_URIS, dialectOfUri, type JsonSchemaDialect } from './dialects.js';
 
+/** Where an object sits: a schema (its keys are keywords), a map of named schemas, or anything else (data, unknown keywords). */
+type Kind = 'schema' | 'map' | 'other';
+
+const MAP_KEYWORDS = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas', 'dependencies']);
+const SCHEMA_KEYWORDS = new Set([
+  'items', 'additionalItems', 'prefixItems', 'additionalProperties', 'unevaluatedItems', 'unevaluatedProperties', 'contains',
+  'propertyNames', 'not', 'if', 'then', 'else', 'allOf', 'anyOf', 'oneOf',
+]);
+
+function childKind(keyword: string): Kind {
+  return MAP_KEYWORDS.has(keyword) ? 'map' : SCHEMA_KEYWORDS.has(keyword) ? 'schema' : 'other';
+}
+
+/**
+ * Keywords of a later dialect, which the dialect a schema is read in does not know: ajv
+ * would take them as annotations and check nothing.
+ */
+const LATER_KEYWORDS: Readonly<Record<JsonSchemaDialect, ReadonlyMap<string, JsonSchemaDialect>>> = {
+  'draft-07': new Map<string, JsonSchemaDialect>([
+    ...['unevaluatedProperties', 'unevaluatedItems', 'dependentRequired', 'dependentSchemas', 'minContains', 'maxContains', '$recursiveRef', '$recursiveAnchor'].map(
+      (k) => [k, '2019-09'] as [string, JsonSchemaDialect],
+    ),
+    ...['prefixItems', '$dynamicRef', '$dynamicAnchor'].map((k) => [k, '2020-12'] as [string, JsonSchemaDialect]),
+  ]),
+  '2019-09': new Map<string, JsonSchemaDialect>([['prefixItems', '2020-12']]),
+  '2020-12': new Map<string, JsonSchemaDialect>(),
+};
+
+function checkDialectKeyword(tool: string, path: string, keyword: string, dialect: JsonSchemaDialect): void {
+  const from = LATER_KEYWORDS[dialect].get(keyword);
+  if (from === undefined) return;
+  throw new ToolSchemaError(
+    tool,
+    path,
+    `"${keyword}" is a JSON Schema ${from} keyword, but this schema is read as ${dialect}, where it would be ignored and check nothing. ` +
+      `Name the dialect: "$schema": "${DIALECT_URIS[from === '2019-09' ? '2020-12' : from]}" (or, for schemas without "$schema", ` +
+      "new ToolsPlugin({ defaultDialect: '2020-12' })).",
+  );
+}
+
 /**
  * @internal Refuses, with a {@link ToolSchemaError} naming the path:
+ * - a keyword of a later dialect than the one the schema is read in (`prefixItems`,
+ *   `unevaluatedProperties`, `dependentRequired`, … in draft-07; `prefixItems` in
+ *   2019-09), found in schema position: it would be ignored;
  * - a `"$async"` key anywhere: ajv would compile an asynchronous validator whose
  *   promise escapes argument checking (issue 8 #2);
  * - a `"__proto__"` key anywhere: ajv drops a `properties` / `patternProperties` /
@@ -26,17 +69,18 @@ import { DIALECT_URIS, dialectOfUri, type JsonSchemaDialect } from './dialects.j
 export function refuseUnsupported(tool: string, schema: JsonObject, dialect: JsonSchemaDialect): void {
   const refs: { path: string; ref: string }[] = [];
   const resources: JsonObject[] = [schema];
-  const stack: { value: JsonValue; path: string }[] = [{ value: schema, path: 'parameters' }];
+  const stack: { value: JsonValue; path: string; kind: Kind }[] = [{ value: schema, path: 'parameters', kind: 'schema' }];
   for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
-    const { value, path } = item;
+    const { value, path, kind } = item;
     if (value === null || typeof value !== 'object') continue;
     if (Array.isArray(value)) {
-      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: (value as readonly JsonValue[])[i], path: `${path}[${i}]` });
+      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: (value as readonly JsonValue[])[i], path: `${path}[${i}]`, kind });
       continue;
     }
     const obj = value as JsonObject;
     for (const key of Object.keys(obj)) {
       const at = `${path}.${key}`;
+      if (kind === 'schema') checkDialectKeyword(tool, at, key, dialect);
       if (key === '$async') {
         throw new ToolSchemaError(
           tool,
@@ -68,7 +112,7 @@ export function refuseUnsupported(tool: string, schema: JsonObject, dialect: Jso
       if (key === 'patternProperties' && child !== null && typeof child === 'object' && !Array.isArray(child)) {
         for (const p of Object.keys(child)) checkPattern(tool, `${at}.${p}`, p);
       }
-      stack.push({ value: child, path: at });
+      stack.push({ value: child, path: at, kind: kind === 'map' ? 'schema' : kind === 'schema' ? childKind(key) : 'other' });
     }
   }
   for (const { path, ref } of refs) checkPointer(tool, path, ref, resources);

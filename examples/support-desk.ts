@@ -14,7 +14,7 @@
 import assert from 'node:assert/strict';
 import {
   Agent, Agents, AgentsPlugin, Approval, ConversationHistory, Events, ParamError, ParentFilter, Server, Tools, ToolsPlugin, openSession, token,
-  type ChatMessage, type JsonObject, type PreExecuteDecision, type Session, type ToolExecution,
+  type ChatMessage, type JsonObject, type Session,
 } from '../src/index.js';
 import { assertNoLeaks } from '../src/testing/index.js';
 
@@ -113,7 +113,7 @@ app.get(Tools).register({
 });
 
 // Refunds over $100 need the supervisor.
-app.get(Events).on('tools/pre-execute', (decision: PreExecuteDecision, execution: ToolExecution): PreExecuteDecision => {
+app.get(Events).on('tools/pre-execute', (decision, execution) => {
   const amount = (execution.arguments as { amount?: number }).amount ?? 0;
   return execution.name === 'refund' && amount > 100 ? { kind: 'ask', reason: `refund of $${amount}` } : decision;
 });

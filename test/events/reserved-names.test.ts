@@ -145,8 +145,17 @@ describe('reserved event names', () => {
       .map(([b, upper, sep]) => [...b].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join('').replace('/', sep));
     const underPrefix = fc.tuple(fc.constantFrom(...PREFIXES), fc.string({ maxLength: 12 })).map(([p, rest]) => p + rest);
     const anything = fc.string({ minLength: 1, maxLength: 20 });
+    // a reserved head (or a near miss) in any case, then a separator or not, then anything
+    const nearHead = fc
+      .tuple(
+        fc.constantFrom(...PREFIXES.map((p) => p.slice(0, -1)), 'tool', 'toolz', 'agentss', 'sessio', 'promptsx', 'x'),
+        fc.array(fc.boolean(), { minLength: 9, maxLength: 9 }),
+        fc.constantFrom('/', '.', ':', '-', '_', '', 'İ/'),
+        fc.string({ maxLength: 8 }),
+      )
+      .map(([h, upper, sep, rest]) => [...h].map((c, i) => (upper[i] ? c.toUpperCase() : c)).join('') + sep + rest);
     await fc.assert(
-      fc.asyncProperty(fc.oneof(variant, underPrefix, anything, fc.constantFrom(...BUILTINS)), async (name) => {
+      fc.asyncProperty(fc.oneof(variant, underPrefix, nearHead, anything, fc.constantFrom(...BUILTINS)), async (name) => {
         fc.pre(name.length > 0);
         const normalized = name.toLowerCase().replace(/[.:]/g, '/');
         const allowed = (BUILTINS as readonly string[]).includes(name) || !PREFIXES.some((p) => normalized.startsWith(p));
@@ -173,7 +182,7 @@ describe('reserved event names', () => {
           expect(BUILTINS).toContain(m?.[2]);
         }
       }),
-      { numRuns: 300 },
+      { numRuns: 500 },
     );
     await server.dispose();
   });

@@ -10,6 +10,7 @@ import { ConversationHistory, type ChatMessage, type HistoryObserver } from '../
 import { openSession, type Session } from '../agents/session.js';
 import type { SystemContext } from '../context/system-context.js';
 import { describeValue, errorText } from '../context/token.js';
+import type { SessionEventInfo, SessionLeaseLostInfo } from '../events/event-map.js';
 import { eventBusOf } from '../events/events.js';
 import type { ownClass } from '../system/own-class.js';
 import type { JsonValue } from '../tools/lossless-json.js';
@@ -33,22 +34,6 @@ export interface SessionCheckpoint {
   readonly pinned: boolean;
   /** When it was written, on the store's clock. */
   readonly createdAt: Date;
-}
-
-/**
- * The payload of every `session/*` event: one frozen object. `turn` is the session's
- * `committedTurn` when the event fires (for `session/rolled-back`, the turn rolled back
- * to); `error` is the `LEASE_LOST` error of `session/lease-lost`.
- */
-export interface SessionEventPayload {
-  /** The session. */
-  readonly sessionId: string;
-  /** Its agent's id. */
-  readonly agentId: string;
-  /** The committed turn at that moment. */
-  readonly turn: number;
-  /** Only on `session/lease-lost`: why. */
-  readonly error?: SessionError;
 }
 
 /** @internal The names of the events a durable session emits (scoped to its agent). */
@@ -532,7 +517,8 @@ export class DurableSession implements AsyncDisposable {
     const agent = this.agent;
     const bus = eventBusOf(agent.ctx.server);
     if (bus === undefined) return [];
-    const payload: SessionEventPayload = Object.freeze({
+    // The payload is EventMap's: one frozen object per event (events room contract).
+    const payload: SessionEventInfo | SessionLeaseLostInfo = Object.freeze({
       sessionId: this.id,
       agentId: agent.id,
       turn: this.#committedTurn,

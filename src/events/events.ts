@@ -37,6 +37,14 @@ const buses = new WeakMap<Server, EventBus>();
  * `ToolsPlugin`, `PromptsPlugin` and `AgentsPlugin` install it (once, however many of
  * them are added).
  *
+ * The three are typed by name through {@link EventMap} (the built-in events and the ones
+ * an application adds by declaration merging); other names take `unknown` arguments.
+ * Names under the reserved prefixes (`tools/`, `tool/`, `prompt/`, `prompts/`, `agent/`,
+ * `agents/`, `session/`, `sessions/`, ignoring case, `.` and `:` read as `/`) must be a
+ * built-in spelled exactly: any other is refused with a `TypeError` suggesting the closest
+ * built-in (`unknown event "tool/pre-execute"; did you mean "tools/pre-execute"?`). The
+ * event catalog (docs/events.md) says when each built-in fires.
+ *
  * @example
  * ```ts
  * const events = agentCtx.get(Events);
@@ -48,10 +56,12 @@ const buses = new WeakMap<Server, EventBus>();
 export class Events extends ContextView<EventBus> {
   /**
    * Registers `listener` for event `name`. The registration belongs to this view's
-   * scope and is owned by its context. Returns an idempotent disposer.
+   * scope and is owned by its context. Returns an idempotent disposer. The listener is
+   * typed by `name`'s {@link EventMap} entry.
    *
-   * @throws TypeError for a bad name, listener or options; ContextDisposedError when the
-   *   view's context is disposed.
+   * @throws TypeError for a bad name (an unknown name under a reserved prefix included,
+   *   with the closest built-in suggested), listener or options; ContextDisposedError when
+   *   the view's context is disposed.
    */
   on<K extends string>(name: K, listener: EventListener<K>, options?: ListenOptions): () => void {
     assertName(name, 'Events.on(name, listener)');
@@ -80,7 +90,9 @@ export class Events extends ContextView<EventBus> {
    * synchronously, one after another, inside the `emit` call). A listener that throws or
    * rejects does not stop the others: after every listener ran, the returned promise
    * rejects with that error (or with an `AggregateError` of all of them when several
-   * failed). With no failure it resolves to `undefined`.
+   * failed). With no failure it resolves to `undefined`. An unknown name under a reserved
+   * prefix rejects with a `TypeError` (nothing is called). `args` are typed by `name`'s
+   * {@link EventMap} entry.
    *
    * @param scope - the scope the event is about (an agent, a scope key), or `undefined`
    *   for an unscoped event (heard by unscoped and global listeners only).
@@ -101,7 +113,9 @@ export class Events extends ContextView<EventBus> {
    * Threads `seed` through the listeners of `name` that hear `scope`, in order
    * (prepended first): each is called as `(value, ...args)` and the value it returns, or
    * resolves to, is passed to the next. Resolves to the last value (`seed` when no
-   * listener hears it). A throwing or rejecting listener stops the chain and rejects.
+   * listener hears it). A throwing or rejecting listener stops the chain and rejects; an
+   * unknown name under a reserved prefix rejects with a `TypeError`. For a name in
+   * {@link EventMap}, `seed` and `args` are typed by its listener's parameters.
    */
   waterfall<K extends keyof EventMap & string>(scope: object | undefined, name: K, seed: WaterfallValue<K>, ...args: WaterfallArgs<K>): Promise<WaterfallValue<K>>;
   /** A waterfall of an event that is not in {@link EventMap}: any seed, `unknown` arguments. */

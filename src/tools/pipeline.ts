@@ -194,7 +194,7 @@ function track(reg: ToolRegistry, ctx: SystemContext, state: CallState, executio
     // Join the in-flight groups of the calling and the owning context: their disposal
     // aborts the call (at once, when it already started) and awaits it.
     reg.groupOf(ctx).join1(state);
-    const owner = reg.ownerOf(tool);
+    const owner = reg.ownerOf(tool, execution.scope);
     if (owner !== undefined && owner !== ctx) reg.groupOf(owner).join2(state);
     if (callerSignal !== undefined) {
       // An already-aborted caller signal stops the call before anything runs (never asks Approval).

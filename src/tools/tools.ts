@@ -62,8 +62,6 @@ export class ToolRegistry {
   readonly options: ReadToolsPluginOptions;
   /** The compiled validators of the tools' parameters. */
   readonly #validators: ValidatorCache;
-  /** The context owning each live tool's registration (what tracks its executions, SPEC 10.2). */
-  readonly #owners = new WeakMap<Tool, SystemContext>();
   /** The in-flight calls of each context that has had one (tracked on it once). */
   readonly #groups = new WeakMap<SystemContext, CallGroup>();
 
@@ -77,8 +75,7 @@ export class ToolRegistry {
       if (c.kind === 'remove') this.releaseValidator(c.entry.value);
     });
     this.layers.onChange((c) => {
-      if (c.kind === 'add') this.#owners.set(c.entry.value, c.entry.ctx);
-      else this.#unregistered(c.entry.value);
+      if (c.kind === 'remove') this.#unregistered(c.entry.value, c.entry.ctx);
     });
     server._leakProbes.add(() => {
       const out: string[] = [];
@@ -88,9 +85,16 @@ export class ToolRegistry {
     });
   }
 
-  /** @internal The context that owns `tool`'s registration; `undefined` once it is undone. */
-  ownerOf(tool: Tool): SystemContext | undefined {
-    return this.#owners.get(tool);
+  /**
+   * @internal The context that owns the registration of `tool`, which `scope` resolved;
+   * `undefined` once it is undone. Read from the layers (the scope's own layer, else the
+   * global one), so a registration costs no extra bookkeeping.
+   */
+  ownerOf(tool: Tool, scope: object | undefined): SystemContext | undefined {
+    const layers = this.layers;
+    const own = scope === undefined ? undefined : layers.own(scope, tool.name);
+    const entry = own !== undefined && own.value === tool ? own : layers.own(undefined, tool.name);
+    return entry !== undefined && entry.value === tool ? entry.ctx : undefined;
   }
 
   /** @internal The in-flight group of `ctx`, made (and tracked on it) on first use. */
@@ -105,10 +109,7 @@ export class ToolRegistry {
   }
 
   /** The registration of `tool` was undone (its disposer, or its owner's disposal): abort its calls. */
-  #unregistered(tool: Tool): void {
-    const owner = this.#owners.get(tool);
-    if (owner === undefined) return;
-    this.#owners.delete(tool);
+  #unregistered(tool: Tool, owner: SystemContext): void {
     // every call of the tool is a member of its owner's group
     const group = this.#groups.get(owner);
     if (group === undefined || group.count === 0) return;

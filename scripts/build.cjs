@@ -4,7 +4,9 @@
 //
 // Internals: every class, interface or type-literal MEMBER whose doc comment carries
 // `@internal` is left out of the emitted .d.ts (an `@internal` constructor becomes
-// `protected constructor();`, so consumers can not call `new` on it). Top-level
+// `constructor(internal: { readonly 'polestar internal constructor': never });`, so
+// `new Agent()` or `new Tools(ctx)` is a type error, while the class stays usable as a
+// token: `ctx.get(Tools)` needs a public construct signature, which `protected` removed). Top-level
 // declarations stay even when tagged `@internal`: public types refer to some of them
 // (`Tools extends ContextView<ToolRegistry>`), and tsc's own `stripInternal`, which drops
 // them too, leaves such references dangling in the published types. Top-level internals
@@ -52,7 +54,7 @@ function stripInternalMembers(context) {
   const members = (list, inClass) =>
     list.flatMap((m) => {
       if (!isInternal(m)) return [m];
-      if (inClass && ts.isConstructorDeclaration(m)) return [f.createConstructorDeclaration([f.createModifier(ts.SyntaxKind.ProtectedKeyword)], [], undefined)];
+      if (inClass && ts.isConstructorDeclaration(m)) return [f.createConstructorDeclaration(undefined, [f.createParameterDeclaration(undefined, undefined, 'internal', undefined, f.createTypeLiteralNode([f.createPropertySignature([f.createModifier(ts.SyntaxKind.ReadonlyKeyword)], f.createStringLiteral('polestar internal constructor'), undefined, f.createKeywordTypeNode(ts.SyntaxKind.NeverKeyword))]))], undefined)];
       return [];
     });
   const visit = (node) => {

@@ -5,10 +5,22 @@
  * restriction, its `note` tool a scoped registration, and it talks to a deterministic
  * fake model (a global, no network) that picks tool calls from the message text.
  *
+ * Conversations persist: each agent's conversation is a durable session (SPEC §12, id = the
+ * agent id, its spec kept as the session's meta) in an SQLite file (`--db <file>` or
+ * `AGENT_SERVICE_DB`, default `./agent-service.db`), or in PostgreSQL when a URL is given
+ * (`--pg <url>` or `POLESTAR_PG_URL`). A message to an agent this process does not hold
+ * resumes its stored conversation (parent first), so a restarted or second process continues
+ * it; a conversation still leased by another process answers 409 `SESSION_BUSY`. Notes made
+ * with the `note` tool stay in memory and do not survive a restart.
+ *
  * Run: `npm run service` or `npx tsc -p tsconfig.run.json && node .build/examples/agent-service.js`
- * (port from `AGENT_SERVICE_PORT`, 0 = any free port by default; it prints its URL).
- * `--self-test` starts it, drives a short scenario against itself over HTTP, prints what
- * happened and exits (0 when every check passed).
+ * (port from `AGENT_SERVICE_PORT`, 0 = any free port by default; it prints its URL;
+ * `--lease-ttl-ms <ms>` sets the lease time to live, 30 s by default).
+ * `--self-test` starts it on an SQLite file in a temporary directory, drives a short scenario
+ * against itself over HTTP, then starts this file as a child process, holds a conversation,
+ * kills it (SIGKILL) mid-conversation, starts a second child on the same file and checks the
+ * conversation continues with its history; it prints what happened, removes the directory and
+ * exits (0 when every check passed).
  *
  * Endpoints (JSON in, JSON out; errors are `{ "error": { "code", "message" } }` with a 4xx status:
  * 405 with an `Allow` header, 413 for a body over 64 KiB, 409 for a request about an agent
@@ -22,32 +34,42 @@
  * - `POST   /agents/:id/tool-calls`       `{ name, arguments }` call one tool directly as the agent
  * - `DELETE /agents/:id`                  dispose the agent and its subagents
  */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   AgentError,
   Agents,
   AgentsPlugin,
   Events,
+  MemorySessionStore,
   PromptError,
   Prompts,
   PromptsPlugin,
   RegistrationError,
   Scratchpad,
   Server,
+  SessionError,
+  Sessions,
+  SessionsPlugin,
   Tools,
   ToolsPlugin,
-  openSession,
   token,
   type Agent,
-  type AgentHandle,
+  type AgentSetup,
   type ChatMessage,
-  type Session,
+  type DurableSession,
+  type SessionStore,
   type SystemContext,
   type ToolExecution,
   type ToolResult,
   type ToolSchema,
 } from '../src/index.js';
+import { PostgresSessionStore } from '../src/sessions/postgres.js';
+import { SqliteSessionStore } from '../src/sessions/sqlite.js';
 
 // ------------------------------------------------------------------ the fake model
 
@@ -193,6 +215,10 @@ export interface ServiceOptions {
   readonly port?: number;
   /** Where request log lines go; silent by default. */
   readonly log?: (line: string) => void;
+  /** Where conversations are stored; an in-memory store (lost with the process) by default. */
+  readonly store?: SessionStore;
+  /** Lease time to live of each conversation, in milliseconds (the `SessionsPlugin` default, 30 s, when omitted). */
+  readonly leaseTtlMs?: number;
 }
 
 /** A running service. */
@@ -207,9 +233,16 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+/** A live conversation: one durable session (id = agent id) whose agent is the service's agent. */
 interface Live {
-  handle: AgentHandle;
-  session: Session;
+  durable: DurableSession;
+}
+
+/** What is stored as a conversation's `meta`, so that any process can set the agent up again on resume. */
+interface StoredSpec {
+  persona: string | null;
+  tools: string[] | null;
+  parent: string | null;
 }
 
 class HttpError extends Error {
@@ -236,27 +269,76 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
   const log = options.log ?? (() => undefined);
   const server = new Server();
   server.insertGlobal(ModelClient, new FakeModelClient());
-  server.addPlugins(new ToolsPlugin(), new PromptsPlugin(), new AgentsPlugin());
+  const store = options.store ?? new MemorySessionStore();
+  server.addPlugins(
+    new ToolsPlugin(),
+    new PromptsPlugin(),
+    new AgentsPlugin(),
+    new SessionsPlugin({ store, ...(options.leaseTtlMs !== undefined ? { leaseTtlMs: options.leaseTtlMs } : {}) }),
+  );
   await server.finish();
   const app = server.createContext();
   installDeployment(app);
   const agents = app.get(Agents);
+  const sessions = app.get(Sessions);
   const live = new Map<string, Live>();
+  const resuming = new Map<string, Promise<Live>>();
   // Subagents are disposed with their parent: one listener keeps the table honest for every path.
   // The id is free as soon as the agent leaves the registry, before this listener runs, so a
   // new agent may already hold the id: only the entry of this very agent is removed.
   app.get(Events).on('agent/disposed', (agent: Agent) => {
-    if (live.get(agent.id)?.handle.agent === agent) live.delete(agent.id);
+    if (live.get(agent.id)?.durable.agent === agent) live.delete(agent.id);
   });
   app.get(Events).on('tools/result', (e: ToolExecution, r: ToolResult) =>
     log(`  [tools/result] ${(e.scope as Agent | undefined)?.id ?? 'global'} ${e.name} -> ${r.isError ? r.error?.code : 'ok'}`),
   );
 
-  const need = (id: string): Live => {
+  /** The agent's setup, from its spec: the same function on create and on resume in any process. */
+  const setupOf = (id: string, spec: StoredSpec): AgentSetup => async (ctx) => {
+    const prompts = ctx.get(Prompts);
+    prompts.variable('agent_id', id);
+    if (spec.persona !== null) prompts.section({ name: 'deployment:persona', order: 0, text: spec.persona });
+    const tools = ctx.get(Tools);
+    if (spec.tools !== null) tools.restrict({ allow: spec.tools });
+    const notes: string[] = [];
+    tools.register({
+      name: 'note',
+      description: 'Remembers a note for this agent (in memory: notes do not survive a restart)',
+      parameters: stringArg('text'),
+      execute: ({ text }: { text: string }) => `noted (${notes.push(text)} note(s): ${notes.join('; ')})`,
+    });
+    // The persona is user text: a {{name}} in it with no variable would make every later
+    // render throw, so the prompt must render now (or the create rolls back with a 400).
+    prompts.render(await prompts.assemble());
+  };
+
+  /** A live agent, or a stored conversation resumed in this process (its parent first), or 404. */
+  const need = async (id: string): Promise<Live> => {
     const entry = live.get(id);
-    if (entry === undefined || entry.handle.agent.isDisposed) throw new HttpError(404, 'NOT_FOUND', `no agent "${id}"; create it with POST /agents`);
+    if (entry !== undefined && !entry.durable.agent.isDisposed) return entry;
+    let pending = resuming.get(id);
+    if (pending === undefined) {
+      pending = resume(id).finally(() => resuming.delete(id));
+      resuming.set(id, pending);
+    }
+    return pending;
+  };
+
+  const resume = async (id: string): Promise<Live> => {
+    const stored = (await sessions.list({ agentId: id, limit: 1 })).items.find((s) => s.sessionId === id);
+    if (stored === undefined) throw new HttpError(404, 'NOT_FOUND', `no agent "${id}"; create it with POST /agents`);
+    const spec = stored.meta as unknown as StoredSpec;
+    const parent = spec.parent === null ? undefined : (await need(spec.parent)).durable.agent;
+    const durable = await sessions.resume({ agentId: id, sessionId: id, parent, setup: setupOf(id, spec) }).catch((err: unknown) => {
+      throw busy(err);
+    });
+    const entry = { durable };
+    live.set(id, entry);
     return entry;
   };
+
+  /** A conversation another process (or a crashed one whose lease has not expired yet) still holds: 409. */
+  const busy = (err: unknown): unknown => (err instanceof SessionError && err.code === 'SESSION_BUSY' ? new HttpError(409, err.code, err.message) : err);
 
   const describe = async (agent: Agent): Promise<Record<string, unknown>> => {
     const prompts = agent.ctx.get(Prompts);
@@ -265,44 +347,29 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
       parent: agent.parent?.id ?? null,
       tools: agent.ctx.get(Tools).visible().map((t) => t.name),
       systemPrompt: prompts.render(await prompts.assemble()),
-      historyLength: live.get(agent.id)?.session.history.length ?? 0,
+      historyLength: live.get(agent.id)?.durable.session.history.length ?? 0,
     };
   };
 
   const create = async (body: unknown, parent: Agent | undefined): Promise<Record<string, unknown>> => {
     const spec = readAgentSpec(body);
-    let handle: AgentHandle;
+    const stored: StoredSpec = { persona: spec.persona ?? null, tools: spec.tools ?? null, parent: parent?.id ?? null };
+    let durable: DurableSession;
     try {
-      handle = await agents.create({
-        id: spec.id,
-        parent,
-        setup: async (ctx) => {
-          const prompts = ctx.get(Prompts);
-          prompts.variable('agent_id', spec.id);
-          if (spec.persona !== undefined) prompts.section({ name: 'deployment:persona', order: 0, text: spec.persona });
-          const tools = ctx.get(Tools);
-          if (spec.tools !== undefined) tools.restrict({ allow: spec.tools });
-          const notes: string[] = [];
-          tools.register({
-            name: 'note',
-            description: 'Remembers a note for this agent',
-            parameters: stringArg('text'),
-            execute: ({ text }: { text: string }) => `noted (${notes.push(text)} note(s): ${notes.join('; ')})`,
-          });
-          // The persona is user text: a {{name}} in it with no variable would make every later
-          // render throw, so the prompt must render now (or the create rolls back with a 400).
-          prompts.render(await prompts.assemble());
-        },
-      });
+      durable = await sessions.create({ agentId: spec.id, sessionId: spec.id, parent, meta: { ...stored }, setup: setupOf(spec.id, stored) });
     } catch (err) {
       if (err instanceof AgentError && /already registered/.test(err.message)) throw new HttpError(409, 'CONFLICT', err.message);
       if (err instanceof AgentError && (err.cause instanceof RegistrationError || err.cause instanceof PromptError)) throw new HttpError(400, 'BAD_REQUEST', err.message);
       if (parent?.isDisposed === true) throw gone(parent);
+      // The id's conversation is live here, or stored (by this or another process, or still being deleted).
+      if (err instanceof SessionError && (err.code === 'SESSION_BUSY' || err.code === 'SESSION_ALREADY_EXISTS')) {
+        throw new HttpError(409, 'CONFLICT', `agent "${spec.id}" is already registered (its conversation is live or stored: ${err.code}); delete it first or pick another id`);
+      }
       throw err;
     }
-    live.set(spec.id, { handle, session: openSession(handle.agent) });
-    return describe(handle.agent).catch((err: unknown) => {
-      throw handle.agent.isDisposed ? gone(handle.agent) : err;
+    live.set(spec.id, { durable });
+    return describe(durable.agent).catch((err: unknown) => {
+      throw durable.agent.isDisposed ? gone(durable.agent) : err;
     });
   };
 
@@ -311,8 +378,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     if (typeof text !== 'string' || text.length === 0 || text.length > 4000) {
       throw new HttpError(400, 'BAD_REQUEST', 'body must be { "text": "<1 to 4000 characters>" }');
     }
-    const { session } = entry;
-    return session.turn(async (turnCtx) => {
+    return entry.durable.turn(async (turnCtx, session) => {
       const model = turnCtx.get(ModelClient);
       const prompts = turnCtx.get(Prompts);
       const assembly = await prompts.assemble();
@@ -328,7 +394,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
         session.history.append({ role: 'tool', callId: result.callId, content: result.content, isError: result.isError });
         toolCalls.push({ name: call.name, arguments: call.arguments, isError: result.isError, code: result.error?.code ?? null, content: result.content });
       }
-      return { agent: entry.handle.agent.id, reply: reply.text, toolCalls, scratchpad: [...scratch.notes], historyLength: session.history.length };
+      return { agent: entry.durable.agent.id, reply: reply.text, toolCalls, scratchpad: [...scratch.notes], historyLength: session.history.length };
     });
   };
 
@@ -336,7 +402,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
     const name = field(body, 'name');
     const args = field(body, 'arguments') ?? {};
     if (typeof name !== 'string' || name.length === 0) throw new HttpError(400, 'BAD_REQUEST', 'body must be { "name": "<tool>", "arguments": { ... } }');
-    const result = await entry.handle.agent.ctx.get(Tools).execute({ callId: `direct-${Date.now()}`, name, arguments: args });
+    const result = await entry.durable.agent.ctx.get(Tools).execute({ callId: `direct-${Date.now()}`, name, arguments: args });
     if (!result.isError) return { status: 200, body: { name, content: result.content } };
     const code = result.error?.code ?? 'EXECUTION_ERROR';
     const status = code === 'UNKNOWN_TOOL' ? 404 : code === 'DENIED' ? 403 : code === 'INVALID_ARGS' ? 400 : 502;
@@ -360,28 +426,29 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
       if (method === 'POST') return { status: 201, body: await create(body, undefined) };
       throw notAllowed(method, '/agents', ['GET', 'POST']);
     }
-    const entry = need(parts[1]);
+    const entry = await need(parts[1]);
     try {
       return await routeAgent(method, path, parts, entry, body);
     } catch (err) {
       // e.g. DELETE of its parent while a message to this agent awaited the model
-      if (!(err instanceof HttpError) && entry.handle.agent.isDisposed) throw gone(entry.handle.agent);
+      if (!(err instanceof HttpError) && entry.durable.agent.isDisposed) throw gone(entry.durable.agent);
       throw err;
     }
   };
 
   const routeAgent = async (method: string, path: string, parts: readonly string[], entry: Live, body: unknown): Promise<{ status: number; body: unknown }> => {
     if (parts.length === 2) {
-      if (method === 'GET') return { status: 200, body: await describe(entry.handle.agent) };
+      if (method === 'GET') return { status: 200, body: await describe(entry.durable.agent) };
       if (method === 'DELETE') {
-        const gone = [entry.handle.agent, ...descendants(agents.list(), entry.handle.agent)].map((a) => a.id);
-        await entry.handle.dispose();
+        const gone = [entry.durable.agent, ...descendants(agents.list(), entry.durable.agent)].map((a) => a.id);
+        // Deepest first: each stored conversation is disposed, then its rows are deleted.
+        for (const id of [...gone].reverse()) await sessions.delete(id);
         return { status: 200, body: { deleted: gone } };
       }
       throw notAllowed(method, '/agents/:id', ['GET', 'DELETE']);
     }
     if (method !== 'POST') throw notAllowed(method, path, ['POST']);
-    if (parts[2] === 'subagents') return { status: 201, body: await create(body, entry.handle.agent) };
+    if (parts[2] === 'subagents') return { status: 201, body: await create(body, entry.durable.agent) };
     if (parts[2] === 'messages') return { status: 200, body: await message(entry, body) };
     if (parts[2] === 'tool-calls') return toolCall(entry, body);
     throw new HttpError(404, 'NOT_FOUND', `no route ${method} ${path}`);
@@ -432,6 +499,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Runnin
           httpServer.closeAllConnections();
         });
         await server.dispose();
+        if (options.store === undefined) await store.close();
       })()),
   };
 }
@@ -541,32 +609,126 @@ export async function selfTest(url: string, print: (line: string) => void = cons
   return failures;
 }
 
+/** A service process (this file, compiled) on `db`; resolves with its URL once it listens. */
+function startChild(db: string): Promise<{ url: string; child: ReturnType<typeof spawn> }> {
+  const child = spawn(process.execPath, [process.argv[1], '--db', db, '--lease-ttl-ms', '1000'], {
+    env: { ...process.env, AGENT_SERVICE_PORT: '0', POLESTAR_PG_URL: '' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      const m = out.match(/listening on (http:\/\/127\.0\.0\.1:\d+)/);
+      if (m) resolve({ url: m[1], child });
+    });
+    child.once('exit', (code) => reject(new Error(`the service process exited early (${code}): ${out}`)));
+  });
+}
+
+/**
+ * The restart check: a service process on the SQLite file `db` holds a conversation, is
+ * killed (SIGKILL) mid-conversation, and a second process on the same file continues it.
+ * Returns the failed checks.
+ */
+export async function restartSelfTest(db: string, print: (line: string) => void = console.log): Promise<string[]> {
+  const failures: string[] = [];
+  const check = (what: string, ok: boolean): void => {
+    if (!ok) failures.push(what);
+  };
+  const post = async (url: string, path: string, body: unknown): Promise<{ status: number; json: any }> => {
+    const res = await fetch(url + path, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const json = await res.json();
+    print(`POST ${path} ${JSON.stringify(body)}\n  -> ${res.status} ${JSON.stringify(json)}`);
+    return { status: res.status, json };
+  };
+  const first = await startChild(db);
+  print(`process 1 (pid ${first.child.pid}) on ${first.url}`);
+  try {
+    let r = await post(first.url, '/agents', { id: 'traveller', persona: 'You plan trips.', tools: ['get_weather', 'calculator'] });
+    check('process 1 creates the conversation', r.status === 201);
+    r = await post(first.url, '/agents/traveller/messages', { text: 'What is the weather in Oslo?' });
+    check('process 1 runs turn 1', r.status === 200 && r.json.historyLength === 3);
+    r = await post(first.url, '/agents/traveller/messages', { text: 'calculate 3*4' });
+    check('process 1 runs turn 2', r.status === 200 && r.json.historyLength === 6);
+  } finally {
+    const exited = new Promise((resolve) => first.child.once('exit', resolve));
+    first.child.kill('SIGKILL');
+    await exited;
+  }
+  print('process 1 killed (SIGKILL) mid-conversation');
+  const second = await startChild(db);
+  print(`process 2 (pid ${second.child.pid}) on ${second.url}, same file`);
+  try {
+    // The killed process still holds the conversation's lease until it expires (1 s here): 409 until then.
+    let r = await post(second.url, '/agents/traveller/messages', { text: 'And the weather in Bergen?' });
+    for (let i = 0; i < 50 && r.status === 409 && r.json.error.code === 'SESSION_BUSY'; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      r = await post(second.url, '/agents/traveller/messages', { text: 'And the weather in Bergen?' });
+    }
+    check('process 2 continues the conversation (turns 1 and 2 are in its history)', r.status === 200 && r.json.historyLength === 9);
+    const got = await fetch(`${second.url}/agents/traveller`);
+    const agent = (await got.json()) as any;
+    print(`GET /agents/traveller\n  -> ${got.status} ${JSON.stringify(agent)}`);
+    check('process 2 set the agent up again from the stored spec', got.status === 200 && agent.tools.join() === 'get_weather,calculator,note' && /^You plan trips\./.test(agent.systemPrompt));
+  } finally {
+    const exited = new Promise((resolve) => second.child.once('exit', resolve));
+    second.child.kill('SIGTERM');
+    await exited;
+  }
+  return failures;
+}
+
+/** `--name value` from the command line, else the environment variable, else `fallback`. */
+function option(name: string, env: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  if (i >= 0 && i + 1 < process.argv.length) return process.argv[i + 1];
+  const fromEnv = process.env[env];
+  return fromEnv !== undefined && fromEnv !== '' ? fromEnv : fallback;
+}
+
 async function main(): Promise<void> {
   const isSelfTest = process.argv.includes('--self-test');
   const port = Number(process.env.AGENT_SERVICE_PORT ?? 0);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new Error(`AGENT_SERVICE_PORT must be a port number, got ${process.env.AGENT_SERVICE_PORT}`);
-  const service = await startService({ port: isSelfTest ? 0 : port, log: isSelfTest ? undefined : (l) => console.log(l) });
-  console.log(`agent service listening on ${service.url}`);
-  if (!isSelfTest) {
-    const stop = (): void => {
-      console.log('stopping');
-      void service.close().then(() => process.exit(0));
-    };
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-    return;
-  }
-  let failures: string[];
+  const leaseTtlMs = Number(option('lease-ttl-ms', 'AGENT_SERVICE_LEASE_TTL_MS', '30000'));
+  const dir = isSelfTest ? mkdtempSync(join(tmpdir(), 'polestar-agent-service-')) : undefined;
   try {
-    failures = await selfTest(service.url);
+    const pg = option('pg', 'POLESTAR_PG_URL', '');
+    const db = dir !== undefined ? join(dir, 'self-test.db') : option('db', 'AGENT_SERVICE_DB', 'agent-service.db');
+    const store: SessionStore = pg !== '' && !isSelfTest ? new PostgresSessionStore({ connectionString: pg }) : new SqliteSessionStore({ path: db });
+    const service = await startService({ port: isSelfTest ? 0 : port, store, leaseTtlMs, log: isSelfTest ? undefined : (l) => console.log(l) });
+    console.log(`agent service listening on ${service.url} (conversations in ${pg !== '' && !isSelfTest ? 'PostgreSQL' : `SQLite file ${db}`})`);
+    if (!isSelfTest) {
+      const stop = (): void => {
+        console.log('stopping');
+        void service
+          .close()
+          .then(() => store.close())
+          .then(() => process.exit(0));
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+      return;
+    }
+    let failures: string[];
+    try {
+      failures = await selfTest(service.url);
+    } finally {
+      await service.close();
+      await store.close();
+    }
+    if (dir !== undefined) failures.push(...(await restartSelfTest(join(dir, 'restart.db'))));
+    if (failures.length > 0) {
+      console.error(`self-test FAILED: ${failures.join('; ')}`);
+      process.exitCode = 1;
+    } else {
+      console.log(
+        'self-test passed: agents, subagents, tools, guards, restrictions, prompts and disposal behaved as expected, and a conversation survived a killed process',
+      );
+    }
   } finally {
-    await service.close();
-  }
-  if (failures.length > 0) {
-    console.error(`self-test FAILED: ${failures.join('; ')}`);
-    process.exitCode = 1;
-  } else {
-    console.log('self-test passed: agents, subagents, tools, guards, restrictions, prompts and disposal behaved as expected');
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   }
 }
 

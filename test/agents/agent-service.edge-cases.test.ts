@@ -72,17 +72,20 @@ test('a persona with a {{placeholder}} no variable fills is refused at create (4
   expect(ok.json.systemPrompt).toBe('I am p.\n\nYou are agent p.');
 });
 
-test('an id re-created while the old agent\'s agent/disposed listeners still run stays reachable', async () => {
+test('an id re-created while the old agent\'s agent/disposed listeners still run: 409 until its stored conversation is deleted, then 201 and reachable', async () => {
   await call('POST', '/agents', { id: 'a' });
   let open!: () => void;
   const gate = new Promise<void>((r) => (open = r));
-  // a slow listener before the service's own: the id is free, the old agent not yet announced to the service
+  // a slow listener before the service's own: the agent id is free, the old agent not yet announced to the service
   service.app.get(Events).on('agent/disposed', () => gate, { prepend: true });
   const deleting = call('DELETE', '/agents/a');
   await tick();
-  expect((await call('POST', '/agents', { id: 'a' })).status).toBe(201);
+  // the conversation is durable: its rows are deleted once the old agent is disposed, not before
+  const early = await call('POST', '/agents', { id: 'a' });
+  expect([early.status, early.json.error.code]).toEqual([409, 'CONFLICT']);
   open();
   expect((await deleting).status).toBe(200);
+  expect((await call('POST', '/agents', { id: 'a' })).status).toBe(201);
   expect(ids()).toEqual(['a']);
   const r = await call('GET', '/agents/a');
   expect(r.status).toBe(200);

@@ -1,9 +1,12 @@
 /**
  * The compiled agent service as CI and `npm run service` run it: `--self-test` exits 0 by
- * itself; without it, the service keeps running on AGENT_SERVICE_PORT until SIGTERM.
+ * itself; without it, the service keeps running on AGENT_SERVICE_PORT until SIGTERM (its SQLite
+ * file in a temporary directory here, not the default ./agent-service.db).
  */
 import { execFile, spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const compiled = '.build/examples/agent-service.js';
 
@@ -20,12 +23,18 @@ test('--self-test drives the service over HTTP, prints what happened and exits 0
   });
   expect(stdout).toMatch(/agent service listening on http:\/\/127\.0\.0\.1:\d+/);
   expect(stdout).toMatch(/DELETE \/agents\/researcher\n {2}-> 200/);
+  expect(stdout).toMatch(/process 1 killed \(SIGKILL\) mid-conversation/);
+  expect(stdout).toMatch(/Bergen.*"historyLength":9/);
   expect(stdout).toMatch(/self-test passed/);
   expect(code).toBe(0);
 });
 
 test('without --self-test it keeps serving on AGENT_SERVICE_PORT until SIGTERM', async () => {
-  const child = spawn(process.execPath, [compiled], { env: { ...process.env, AGENT_SERVICE_PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const dir = mkdtempSync(join(tmpdir(), 'polestar-agent-service-test-'));
+  const child = spawn(process.execPath, [compiled, '--db', join(dir, 'serve.db')], {
+    env: { ...process.env, AGENT_SERVICE_PORT: '0', POLESTAR_PG_URL: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   try {
     const url = await new Promise<string>((resolve, reject) => {
       let out = '';
@@ -46,5 +55,6 @@ test('without --self-test it keeps serving on AGENT_SERVICE_PORT until SIGTERM',
     const exited = new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
+    rmSync(dir, { recursive: true, force: true });
   }
 });

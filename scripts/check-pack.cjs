@@ -182,10 +182,14 @@ export async function main(): Promise<string> {
   const allEntries = entries.map((e, i) => `import * as entry${i} from '${e.spec}';`).join('\n') + `\nexport const entries = [${entries.map((_, i) => `entry${i}`).join(', ')}];\n`;
   // An @internal member must not be visible to consumers.
   const internals = `
-import { SystemContext } from 'polestar-di';
+import { Agent, Agents, Events, Prompts, SystemContext, Tools } from 'polestar-di';
 declare const ctx: SystemContext;
 // @ts-expect-error _scopeKey is @internal: stripped from the published types
 void ctx._scopeKey;
+// Classes with an @internal constructor are still tokens (a protected one was not).
+export const views = [ctx.get(Tools), ctx.get(Agents), ctx.get(Events), ctx.get(Prompts), ctx.tryGet(Agent)];
+// @ts-expect-error the constructor is @internal: agents come from agents.create
+void new Agent();
 `;
   const compilerOptions = {
     strict: true,

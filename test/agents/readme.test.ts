@@ -1,4 +1,10 @@
-/** The README's agents sample, run as written (with the two tools it assumes). */
+/**
+ * The agents sample the README carried before issue 13 (agents are now taught by
+ * docs/agents-scopes-registries.md, whose agent sections test/testing/doc-examples.test.ts
+ * runs), kept as an end-to-end check: a global tool and prompt section, an agent whose
+ * setup registers its own tool, restricts the global ones and overrides the section, a
+ * session turn with a Scratchpad, and disposal undoing every scoped registration.
+ */
 import { Agents, AgentsPlugin, Prompts, PromptsPlugin, Scratchpad, Server, Tools, ToolsPlugin, openSession, type ToolDefinition } from '../../src/index.js';
 import { assertNoLeaks } from '../../src/testing/index.js';
 

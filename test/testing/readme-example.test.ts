@@ -1,5 +1,8 @@
-// The README's "Testing systems" example, verbatim apart from the import paths
-// (in an app: 'polestar-di' and 'polestar-di/testing').
+// The "Testing systems" example the README carried before issue 13 (the testing kit is now
+// taught by docs/testing.md, whose blocks test/testing/doc-examples.test.ts runs), kept as
+// a test of the kit: runSystem's `{ output, ctx }` with a fake model client and a seeded
+// local, one local per root context on a createTestServer, and assertNoLeaks failing while
+// a root context is still alive.
 import { Res, ResMut, system, token } from '../../src/index.js';
 import { assertNoLeaks, createTestServer, runSystem } from '../../src/testing/index.js';
 

@@ -81,7 +81,7 @@ export class McpMountError extends Error {
  *
  * The mount owns `source` from the call on. Disposing `ctx` (or the handle) unregisters
  * the tools, aborts and awaits their in-flight calls and closes the source exactly once:
- * a concurrent cleanup of `ctx` (§10.2), started as soon as the disposal of `ctx`
+ * a concurrent cleanup of `ctx`, started as soon as the disposal of `ctx`
  * starts, so several mounts close together. If listing or any registration fails, or
  * `ctx` is disposed first, every registration is undone, the source is closed once and
  * the promise rejects with a {@link McpMountError} naming the tool (skip tools with

@@ -33,7 +33,7 @@ export interface CreateAgentOptions {
   readonly parent?: Agent;
   /**
    * Gates every `Res` walk from the agent's context (and its sessions and turns) to its
-   * owner and above (SPEC §10.4): `ParentFilter.allowOnly([Llm])` lets a subagent read its
+   * owner and above: `ParentFilter.allowOnly([Llm])` lets a subagent read its
    * parent's `Llm` and nothing else the parent holds. The agent's own locals (its
    * `per: 'agent'` ones included) and the globals are always reachable. Default: no filter.
    */

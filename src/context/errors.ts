@@ -16,7 +16,7 @@ const prefixes: Record<ParamErrorKind, string> = {
 /**
  * A resource or output could not be fetched. The message begins exactly
  * `resource not found: <Name>`, `borrow conflict: <Name>`, `output not found: <Name>` or
- * `resource out of scope: <Name>` (a parent filter blocked it, §10.4), and may add a
+ * `resource out of scope: <Name>` (a parent filter blocked it), and may add a
  * hint after.
  */
 export class ParamError extends Error {
@@ -63,7 +63,7 @@ export class ContextDisposedError extends Error {
 /**
  * Collected into a disposal's `AggregateError` for each in-flight work (a tool execution,
  * a system run) that was still running when the disposal stopped waiting for it after
- * `new Server({ disposeTimeoutMs })` (SPEC §10.2). The disposal went on without it.
+ * `new Server({ disposeTimeoutMs })`. The disposal went on without it.
  */
 export class DisposeTimeoutError extends Error {
   /** Always `'DisposeTimeoutError'`. */

@@ -3,7 +3,7 @@
  */
 import { describeValue, errorText } from './token.js';
 
-/** How a system's borrows behave when an entry is already borrowed (SPEC §10.5). */
+/** How a system's borrows behave when an entry is already borrowed (see {@link ServerOptions.borrows}). */
 export type BorrowMode = 'fail' | 'wait';
 
 /** Options of `new Server(options)`. Every field is optional. */
@@ -16,8 +16,8 @@ export interface ServerOptions {
    */
   readonly disposeTimeoutMs?: number;
   /**
-   * The server-wide borrow rule: `'fail'` (default, §4: a conflicting fetch fails at
-   * once with `BorrowConflict`) or `'wait'` (§10.5: a run waits, FIFO, until every borrow
+   * The server-wide borrow rule: `'fail'` (default: a conflicting fetch fails at
+   * once with `BorrowConflict`) or `'wait'` (a run waits, FIFO, until every borrow
    * it needs can be granted, up to `borrowTimeoutMs`).
    */
   readonly borrows?: BorrowMode;

@@ -17,7 +17,7 @@ import { ServerContainer } from '../container/server-container.js';
 type Phase = 'open' | 'finishing' | 'ready' | 'sealed' | 'failed' | 'disposed';
 
 /**
- * Which contexts get their own instance of a registered local (SPEC §10.3):
+ * Which contexts get their own instance of a registered local:
  * - `'root'` (default): every root context made by `server.createContext()`;
  * - `'agent'`: every root context and every agent context (made by `agents.create` or
  *   by the durable sessions), made before `setup` runs and disposed with the agent;
@@ -102,10 +102,10 @@ export class Server implements AsyncDisposable {
    * Makes a server with an empty inversify container.
    *
    * @param options - `disposeTimeoutMs` (how long a disposal waits for the in-flight
-   *   work it aborted, default 10,000 ms), `borrows` (`'fail'`, the default, or `'wait'`,
-   *   SPEC §10.5) and `borrowTimeoutMs` (how long a waiting borrow waits, default
-   *   30,000 ms). Validated: an unknown option, a wrong type or an out-of-range number
-   *   throws.
+   *   work it aborted, default 10,000 ms), `borrows` (`'fail'`, the default, or `'wait'`:
+   *   see {@link ServerOptions.borrows}) and `borrowTimeoutMs` (how long a waiting
+   *   borrow waits, default 30,000 ms). Validated: an unknown option, a wrong type or an
+   *   out-of-range number throws.
    */
   constructor(options?: ServerOptions) {
     this.options = resolveServerOptions(options);

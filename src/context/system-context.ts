@@ -38,7 +38,7 @@ const DISPOSED = 1;
 /** Options of `ctx.child(options)`. */
 export interface ChildOptions {
   /**
-   * Gates every `Res` walk that crosses from the new context to this one (SPEC §10.4).
+   * Gates every `Res` walk that crosses from the new context to this one.
    * Default: no filter.
    */
   readonly parentFilter?: ParentFilter;
@@ -520,7 +520,7 @@ export class SystemContext implements AsyncDisposable {
   /**
    * Waits for a write borrow of this context's own local `token` (the `ResMut` rule),
    * calls `fn` with it and holds the borrow until `fn` (and the promise it returns)
-   * settles; resolves to `fn`'s result (SPEC 10.5). Always waits, FIFO, up to
+   * settles; resolves to `fn`'s result. Always waits, FIFO, up to
    * `options.timeoutMs` (default: the server's `borrowTimeoutMs`), then rejects with
    * `BorrowConflict` naming the holder(s). Every failure rejects.
    */

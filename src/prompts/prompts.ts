@@ -212,7 +212,7 @@ export class Prompts extends ContextView<PromptRegistry> {
    * `prompt/assemble` waterfall (`(assembly, { scope, ctx }) => assembly`) transforms it,
    * and finally every protected name is restored. Function section texts, variable
    * providers and the listeners receive `{ scope, ctx }`, `ctx` being the context this
-   * view is bound to (the calling context, SPEC 10.1).
+   * view is bound to (the calling context).
    */
   async assemble(options?: AssembleOptions): Promise<PromptAssembly> {
     this.context._live('Prompts.assemble()');

@@ -24,7 +24,7 @@ export interface Scope<K extends object = object> {
 
 /** Options of {@link createScope}. */
 export interface ScopeOptions {
-  /** Gates every `Res` walk that crosses from the scope context to `ctx` (SPEC §10.4). Default: no filter. */
+  /** Gates every `Res` walk that crosses from the scope context to `ctx`. Default: no filter. */
   readonly parentFilter?: ParentFilter;
 }
 

@@ -107,7 +107,7 @@ class TurnState implements TurnSink {
 }
 
 /**
- * A durable session: its own agent (`agent`, an agent in every sense of §8), one
+ * A durable session: its own agent (`agent`, an agent in every sense), one
  * `Session` (`session`, whose history is durable), and the turns committed to the store.
  * Made by `ctx.get(Sessions).create(...)` / `.resume(...)`; owned by that `ctx`.
  *
@@ -182,7 +182,7 @@ export class DurableSession implements AsyncDisposable {
     return this.#agent as Agent;
   }
 
-  /** The session (§8): `session.ctx` is a child of `agent.ctx` holding the durable `ConversationHistory`. */
+  /** The session: `session.ctx` is a child of `agent.ctx` holding the durable `ConversationHistory`. */
   get session(): Session {
     return this.#session as Session;
   }

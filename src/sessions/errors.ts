@@ -39,7 +39,7 @@ export type SessionErrorCode =
   | 'STORE_LOCKED'
   | 'STORE_ERROR';
 
-/** Every {@link SessionErrorCode}, in the order SPEC §12.1 lists them. */
+/** Every {@link SessionErrorCode}, in the order its documentation lists them. */
 export const SESSION_ERROR_CODES: readonly SessionErrorCode[] = Object.freeze([
   'SESSION_BUSY',
   'SESSION_NOT_FOUND',

@@ -30,7 +30,7 @@ export interface CreateSessionOptions {
   readonly setup?: AgentSetup;
   /** Makes the session's agent a subagent of `parent`. */
   readonly parent?: Agent;
-  /** Gates `Res` walks from the agent's context to its owner (SPEC §10.4). */
+  /** Gates `Res` walks from the agent's context to its owner. */
   readonly parentFilter?: ParentFilter;
   /** Application metadata stored with the session (lossless JSON; `null` by default). */
   readonly meta?: JsonValue;
@@ -46,7 +46,7 @@ export interface ResumeSessionOptions {
   readonly setup?: AgentSetup;
   /** Makes the session's agent a subagent of `parent`. */
   readonly parent?: Agent;
-  /** Gates `Res` walks from the agent's context to its owner (SPEC §10.4). */
+  /** Gates `Res` walks from the agent's context to its owner. */
   readonly parentFilter?: ParentFilter;
 }
 
@@ -115,7 +115,7 @@ export interface SessionListPage {
  */
 export class Sessions extends ContextView<SessionsRuntime> {
   /**
-   * Creates a session and its agent as one owned transaction (SPEC §12.2): checkpoint 0
+   * Creates a session and its agent as one owned transaction: checkpoint 0
    * (the persisted locals after `setup`) is written and the first lease taken; the agent
    * is published and `session/created` emitted. Rejects with `SESSION_ALREADY_EXISTS`,
    * `SESSION_BUSY` (the id is live in this process), the `AgentError` of a failing
@@ -126,7 +126,7 @@ export class Sessions extends ContextView<SessionsRuntime> {
   }
 
   /**
-   * Resumes a stored session in this process (SPEC §12.2): takes its lease, loads it,
+   * Resumes a stored session in this process: takes its lease, loads it,
    * marks an interrupted turn aborted (reported in `interruptedTurns`, and given to the
    * plugin's `interrupted` handler), runs `setup`, restores the persisted locals (all
    * deserialized before any is inserted) and the history, publishes the agent and emits

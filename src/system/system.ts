@@ -27,8 +27,8 @@ export interface SystemOptions {
   /** The token its output is stored under (defaults to the returned value's class). */
   readonly output?: Token;
   /**
-   * What a run does when a borrow it needs is held (SPEC 10.5): `'fail'` fails at once
-   * with `BorrowConflict` (§4), `'wait'` resolves every parameter, then waits until all
+   * What a run does when a borrow it needs is held: `'fail'` fails at once
+   * with `BorrowConflict`, `'wait'` resolves every parameter, then waits until all
    * its borrows can be granted together (FIFO per entry, up to `borrowTimeoutMs`).
    * Defaults to the server's `borrows` option (itself `'fail'` by default).
    */

@@ -108,16 +108,16 @@ export type SchemaArgs<S> =
 // ------------------------------------------------------------------ toolSystem
 
 /**
- * Declares a tool body whose parameters come from the calling context (SPEC 10.1):
+ * Declares a tool body whose parameters come from the calling context:
  * `fn` receives the values of `params` (fetched from `ctx` for the call, in order), then
  * the call's `args` and `execution`. With `{ parameters }` (an inline JSON Schema or a
  * Standard Schema), `args` has the schema's type.
  *
- * Borrows are held while `fn` (and the promise it returns) runs, under §4 (a conflict
- * fails at once) or, on a `'wait'` server or with `{ borrows: 'wait' }`, §10.5 (the call
- * waits for them). A parameter that can not be fetched rejects with a `SystemError`
- * (`kind: 'ParamError'`) naming the parameter, and `fn` does not run; the tools pipeline
- * reports it as `EXECUTION_ERROR`. A throw or rejection of `fn` is passed on unchanged.
+ * Borrows are held while `fn` (and the promise it returns) runs: a conflict fails at
+ * once or, on a `'wait'` server or with `{ borrows: 'wait' }`, the call waits for them.
+ * A parameter that can not be fetched rejects with a `SystemError` (`kind: 'ParamError'`)
+ * naming the parameter, and `fn` does not run; the tools pipeline reports it as
+ * `EXECUTION_ERROR`. A throw or rejection of `fn` is passed on unchanged.
  *
  * @example
  * ```ts

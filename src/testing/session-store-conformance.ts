@@ -1025,7 +1025,7 @@ function sharingProbe(make: MakeSessionStore): () => Promise<boolean> {
 export const SESSION_STORE_CONFORMANCE_CHECKS: readonly string[] = Object.freeze(checks.map((c) => c.name));
 
 /**
- * Runs the session store conformance suite against the stores `makeStore` makes (SPEC §12.3).
+ * Runs the session store conformance suite against the stores `makeStore` makes.
  *
  * Each check calls `makeStore()` for the store objects it needs and closes them afterwards;
  * it uses fresh session ids (and agent ids), so one backend may serve every check. When two

@@ -25,6 +25,7 @@ import type {
 } from './types.js';
 import { ownedBy } from '../disposal/owned.js';
 import { ContextView } from '../scope/context-view.js';
+import { assertReadableScope } from '../scope/live.js';
 
 /** A prompt could not be assembled or rendered (unknown variable, bad section text, malformed assembly). */
 export class PromptError extends Error {
@@ -224,12 +225,7 @@ export class Prompts extends ContextView<PromptRegistry> {
         if (s === null || (typeof s !== 'object' && typeof s !== 'function') || s instanceof SystemContext) {
           throw new TypeError(`Prompts.assemble({ scope }): scope must be a scope key (an object) or omitted, got ${describeValue(s)}; for a context pass scopeOf(ctx).`);
         }
-        if (s !== scope && this.registry.server._scopeCtx(s) === undefined) {
-          throw new TypeError(
-            `Prompts.assemble({ scope }): scope ${scopeLabel(s)} is neither this view's own scope nor a live scope key ` +
-              '(made by createScope and not being disposed); pass a live scope key, or omit scope to assemble for the view\'s own scope.',
-          );
-        }
+        assertReadableScope(this.context, s, 'Prompts.assemble({ scope })', "pass a live scope key, or omit scope to assemble for the view's own scope");
         scope = s;
       }
     }

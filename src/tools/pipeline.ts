@@ -17,6 +17,7 @@
 import type { SystemContext } from '../context/system-context.js';
 import { describeValue } from '../context/token.js';
 import { isThenable } from '../events/bus.js';
+import { isReadableScope } from '../scope/live.js';
 import { Approval } from './approval.js';
 import { CallState, Execution, errorResult, isExecutionToken, type Failure } from './execution.js';
 import { NotLosslessJsonError, snapshotJson, type JsonValue } from './lossless-json.js';
@@ -106,7 +107,7 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
     if (rawScope !== undefined) {
       if (rawScope === null || (typeof rawScope !== 'object' && typeof rawScope !== 'function')) {
         fail('INVALID_ARGS', `scope must be a scope key (an object) or omitted, got ${describeValue(rawScope)}`);
-      } else if (rawScope !== scope && ctx.server._scopeCtx(rawScope) === undefined) {
+      } else if (!isReadableScope(ctx, rawScope)) {
         // SPEC 10.7: an explicit scope is the view's own or a live scope key; anything
         // else (a model's `scope: {}`, a disposed agent's key) is refused, never read as
         // the bare global layer.

@@ -20,6 +20,7 @@ import type { ExecuteOptions, Tool, ToolCall, ToolDefinition, ToolGuard, ToolRes
 import { CallGroup } from './in-flight.js';
 import { ownedBy } from '../disposal/owned.js';
 import { ContextView } from '../scope/context-view.js';
+import { assertReadableScope } from '../scope/live.js';
 
 /** @internal One restriction of a scope. */
 interface RestrictionRecord {
@@ -337,24 +338,51 @@ export class Tools extends ContextView<ToolRegistry> {
     return this.registry.addGuard(ctx, { fn, scope: ctx._scopeKey });
   }
 
-  /** The stored (frozen) tool `name` resolves to for `scope` (omitted: this view's scope). */
+  /**
+   * The stored (frozen) tool `name` resolves to for `scope` (omitted: this view's scope).
+   *
+   * @param scope - this view's own scope key or a live scope key (SPEC 10.7).
+   * @throws TypeError when `scope` is neither this view's own scope nor a live scope key
+   *   (never made by `createScope`, or its scope's disposal has started, as an agent's
+   *   key from `agent/disposed` on); `ContextDisposedError` on a disposed view.
+   */
   get(name: string, scope?: object): Tool | undefined {
-    return this.registry.resolve(this.#scopeArg(scope, 'get')).byName.get(name);
+    return this.registry.resolve(this.#scopeArg(scope, 'get(name, scope)')).byName.get(name);
   }
 
-  /** The tools `scope` sees (omitted: this view's scope), as a frozen array of stored tools. */
+  /**
+   * The tools `scope` sees (omitted: this view's scope), as a frozen array of stored tools.
+   *
+   * @param scope - this view's own scope key or a live scope key (SPEC 10.7).
+   * @throws TypeError when `scope` is neither this view's own scope nor a live scope key;
+   *   `ContextDisposedError` on a disposed view.
+   */
   visible(scope?: object): readonly Tool[] {
-    return this.registry.resolve(this.#scopeArg(scope, 'visible')).list;
+    return this.registry.resolve(this.#scopeArg(scope, 'visible(scope)')).list;
   }
 
-  /** Detached `{ name, description, parameters }` of the tools `scope` sees. */
+  /**
+   * Detached `{ name, description, parameters }` of the tools `scope` sees (omitted: this
+   * view's scope).
+   *
+   * @param scope - this view's own scope key or a live scope key (SPEC 10.7).
+   * @throws TypeError when `scope` is neither this view's own scope nor a live scope key;
+   *   `ContextDisposedError` on a disposed view.
+   */
   schemas(scope?: object): ToolSchema[] {
-    return this.registry.resolve(this.#scopeArg(scope, 'schemas')).list.map(schemaOf);
+    return this.registry.resolve(this.#scopeArg(scope, 'schemas(scope)')).list.map(schemaOf);
   }
 
-  /** Every tool name `scope` knows before restrictions: global names, then its own. */
+  /**
+   * Every tool name `scope` knows before restrictions (omitted: this view's scope): global
+   * names, then its own.
+   *
+   * @param scope - this view's own scope key or a live scope key (SPEC 10.7).
+   * @throws TypeError when `scope` is neither this view's own scope nor a live scope key;
+   *   `ContextDisposedError` on a disposed view.
+   */
   knownNames(scope?: object): string[] {
-    return [...this.registry.resolve(this.#scopeArg(scope, 'knownNames')).known];
+    return [...this.registry.resolve(this.#scopeArg(scope, 'knownNames(scope)')).known];
   }
 
   /**
@@ -375,14 +403,21 @@ export class Tools extends ContextView<ToolRegistry> {
     return executeCall(this.registry, this.context, call, options);
   }
 
-  #scopeArg(scope: unknown, method: string): object | undefined {
+  /**
+   * The scope a read resolves for: this view's own for an omitted `scope`; an explicit one
+   * must be a scope key that is this view's own or live (SPEC 10.7), never read as the
+   * bare global layer.
+   */
+  #scopeArg(scope: unknown, call: string): object | undefined {
     const ctx = this.context;
     // A disposed context's view reads nothing (as its execute finds nothing): SPEC §3.
-    if (ctx._state !== 0) ctx._live(`Tools.${method}()`);
+    if (ctx._state !== 0) ctx._live(`Tools.${call.slice(0, call.indexOf('('))}()`);
     if (scope === undefined) return ctx._scopeKey;
+    if (scope === ctx._scopeKey) return scope;
     if (scope === null || (typeof scope !== 'object' && typeof scope !== 'function') || scope instanceof SystemContext) {
-      throw new TypeError(`Tools.${method}(name?, scope): scope must be a scope key (an object or function) or omitted, got ${describeValue(scope)}; for a context pass scopeOf(ctx).`);
+      throw new TypeError(`Tools.${call}: scope must be a scope key (an object or function) or omitted, got ${describeValue(scope)}; for a context pass scopeOf(ctx).`);
     }
+    assertReadableScope(ctx, scope, `Tools.${call}`, "read through a live scope, or omit scope to use the view's own");
     return scope;
   }
 }

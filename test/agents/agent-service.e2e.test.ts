@@ -4,6 +4,7 @@
  */
 import { Agents, Tools } from '../../src/index.js';
 import { assertNoLeaks } from '../../src/testing/index.js';
+import { scopedLive } from './helpers.js';
 import { FakeModelClient, ModelClient, selfTest, startService, type RunningService } from '../../examples/agent-service.js';
 
 let service: RunningService;
@@ -70,13 +71,19 @@ test('create, message with tool calls, subagent, delete: the agent world is real
   expect(r.json.tools).toEqual(['get_weather', 'calculator', 'web_search', 'shell', 'note']);
   const helper = service.app.get(Agents).get('helper');
   expect(helper?.ctx.parent).toBe(lead?.ctx);
+  expect(scopedLive(service.server, 'lead')).toContain('tool "note" of scope lead');
+  expect(scopedLive(service.server, 'helper')).toContain('tool "note" of scope helper');
 
   r = await call('DELETE', '/agents/lead');
   expect(r.json).toEqual({ deleted: ['lead', 'helper'] });
   expect(helper?.isDisposed).toBe(true);
   expect((await call('GET', '/agents/helper')).status).toBe(404);
   expect((await call('GET', '/agents')).json).toEqual({ agents: [] });
-  expect(service.app.get(Tools).knownNames(lead)).toEqual(['get_weather', 'calculator', 'web_search', 'shell']);
+  // every scoped registration of both agents is undone; their keys are no longer live (SPEC 10.7)
+  expect(scopedLive(service.server, 'lead')).toEqual([]);
+  expect(scopedLive(service.server, 'helper')).toEqual([]);
+  expect(() => service.app.get(Tools).knownNames(lead)).toThrow(TypeError);
+  expect(service.app.get(Tools).knownNames()).toEqual(['get_weather', 'calculator', 'web_search', 'shell']);
   expect(service.app._children?.size ?? 0).toBe(0);
 });
 

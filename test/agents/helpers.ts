@@ -1,4 +1,5 @@
 import { AgentsPlugin, Server, type Plugin } from '../../src/index.js';
+import { assertNoLeaks, LeakError } from '../../src/testing/index.js';
 
 /** A finished server with AgentsPlugin (plus any extra plugins). */
 export async function agentServer(...plugins: Plugin[]): Promise<Server> {
@@ -21,3 +22,19 @@ export function deferred<T = void>(): { promise: Promise<T>; resolve: (v: T) => 
 
 /** Lets pending microtasks and one macrotask run. */
 export const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+/**
+ * What `assertNoLeaks` reports alive on `server` whose description ends with
+ * `of scope <label>` (a scoped tool, restriction, guard, prompt section, listener...): how a
+ * test sees that an agent's scoped registrations are in place, or undone, once its key is
+ * no longer live and reading its tools by key is refused (SPEC 10.7).
+ */
+export function scopedLive(server: Server, label: string): string[] {
+  try {
+    assertNoLeaks(server);
+    return [];
+  } catch (err) {
+    if (!(err instanceof LeakError)) throw err;
+    return err.leaks.filter((l) => l.endsWith(` of scope ${label}`));
+  }
+}

@@ -7,6 +7,7 @@
  */
 import { Agents, AgentsPlugin, Prompts, PromptsPlugin, Scratchpad, Server, Tools, ToolsPlugin, openSession, type ToolDefinition } from '../../src/index.js';
 import { assertNoLeaks } from '../../src/testing/index.js';
+import { scopedLive } from './helpers.js';
 
 const searchTool: ToolDefinition<{ q: string }> = {
   name: 'search',
@@ -46,10 +47,14 @@ test('README: agents sample', async () => {
   expect(session.history.length).toBe(1);
   expect(app.get(Tools).visible(handle.agent).map((t) => t.name)).toEqual(['search', 'cite']);
   expect((await app.get(Prompts).assemble({ scope: handle.agent })).sections[0].text).toBe('You research.');
+  expect(scopedLive(server, 'researcher').sort()).toEqual(['prompt section "deployment:persona" of scope researcher', 'tool "cite" of scope researcher', 'tool restriction of scope researcher']);
 
   await handle.dispose(); // leaves the registry, emits agent/disposed, undoes every scoped registration
   expect(app.get(Agents).get('researcher')).toBeUndefined();
-  expect(app.get(Tools).visible(handle.agent).map((t) => t.name)).toEqual(['search']);
+  expect(scopedLive(server, 'researcher')).toEqual([]); // cite, the restriction and the section are undone
+  // the agent's key is no longer live: reading by it is refused (SPEC 10.7), not answered with the globals
+  expect(() => app.get(Tools).visible(handle.agent)).toThrow(TypeError);
+  expect(app.get(Tools).visible().map((t) => t.name)).toEqual(['search']);
   await app.dispose();
   assertNoLeaks(server);
   await server.dispose();

@@ -9,7 +9,7 @@ import {
   type ToolDefinition,
 } from '../../src/index.js';
 import { assertNoLeaks } from '../../src/testing/index.js';
-import { agentServer, deferred } from './helpers.js';
+import { agentServer, deferred, scopedLive } from './helpers.js';
 
 function tool(name: string, reply = name): ToolDefinition {
   return {
@@ -46,9 +46,13 @@ describe('agents with Tools and Prompts', () => {
     const turn = agent.ctx.child().child();
     expect(turn.get(Tools).visible().map((t) => t.name)).toEqual(['search', 'cite']);
     expect((await turn.get(Tools).execute({ callId: '1', name: 'cite', arguments: {} })).content).toBe('cite');
+    expect(scopedLive(server, 'researcher').sort()).toEqual(['prompt section "deployment:persona" of scope researcher', 'tool "cite" of scope researcher']);
     await h.dispose();
-    expect(tools.visible(agent).map((t) => t.name)).toEqual(['search']);
-    expect(tools.knownNames(agent)).toEqual(['search']);
+    expect(scopedLive(server, 'researcher')).toEqual([]);
+    // the agent's key is no longer live: reading by it is refused (SPEC 10.7) instead of answering the globals
+    expect(() => tools.visible(agent)).toThrow(TypeError);
+    expect(() => tools.knownNames(agent)).toThrow(/knownNames\(scope\): scope researcher is neither this view's own scope nor a live scope key/);
+    expect((await tools.execute({ callId: '2', name: 'cite', arguments: {}, scope: agent })).error?.code).toBe('INVALID_ARGS');
     await app.dispose();
     assertNoLeaks(server);
     await server.dispose();
@@ -75,7 +79,9 @@ describe('agents with Tools and Prompts', () => {
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AgentError);
     expect((err as Error).message).toMatch(/agent "half": setup failed: .*unknown tool "no-such-tool"/);
-    expect(app.get(Tools).visible(agent).map((t) => t.name)).toEqual(['search']);
+    // what setup made before it failed is undone (the second restriction was refused)
+    expect(scopedLive(server, 'half')).toEqual([]);
+    expect(() => app.get(Tools).visible(agent)).toThrow(TypeError);
     // the agent's key is no longer live: assemble refuses it (SPEC 10.7) instead of reading the bare global layer
     await expect(app.get(Prompts).assemble({ scope: agent })).rejects.toThrow(/neither this view's own scope nor a live scope key/);
     expect((await app.get(Prompts).assemble()).sections).toEqual([]);
@@ -113,10 +119,13 @@ describe('agents with Tools and Prompts', () => {
     expect(ran.isError).toBe(false);
     expect((await parent.agent.ctx.get(Tools).execute({ callId: 'p', name: 'search', arguments: {} })).error?.code).toBe('DENIED');
     expect((await child.agent.ctx.get(Prompts).assemble()).sections.map((s) => s.text)).toEqual(['global persona']);
+    expect(scopedLive(server, 'helper')).toEqual(['tool "summarize" of scope helper']);
     // ...but it is disposed with its parent
     await parent.dispose();
     expect(child.agent.isDisposed).toBe(true);
-    expect(app.get(Tools).knownNames(child.agent)).toEqual(['search', 'shell']);
+    expect(scopedLive(server, 'helper')).toEqual([]);
+    expect(scopedLive(server, 'lead')).toEqual([]);
+    expect(() => app.get(Tools).knownNames(child.agent)).toThrow(TypeError);
     expect(agents.list()).toEqual([]);
     await app.dispose();
     assertNoLeaks(server);
@@ -149,7 +158,9 @@ describe('agents with Tools and Prompts', () => {
     await gate.promise;
     await new Promise((r) => setImmediate(r));
     expect((late as Error).message).toMatch(/disposed/);
-    expect(observer.get(Tools).knownNames(agent)).toEqual([]);
+    // "early" is undone with the agent, "late" was never made; the dead key is not readable
+    expect(scopedLive(server, 'cut')).toEqual([]);
+    expect(() => observer.get(Tools).knownNames(agent)).toThrow(TypeError);
     await observer.dispose();
     assertNoLeaks(server);
     await server.dispose();

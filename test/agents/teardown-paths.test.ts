@@ -6,7 +6,7 @@
  */
 import { Agent, AgentError, Agents, Events, Tools, ToolsPlugin, type AgentHandle, type Server, type SystemContext } from '../../src/index.js';
 import { assertNoLeaks } from '../../src/testing/index.js';
-import { agentServer, deferred, tick } from './helpers.js';
+import { agentServer, deferred, scopedLive, tick } from './helpers.js';
 
 const ownTool = {
   name: 'own',
@@ -35,7 +35,12 @@ async function world(asSubagent: boolean): Promise<World> {
   let subject: Agent | undefined;
   watcher.get(Events).on('agent/disposed', (a: Agent) => {
     if (a !== subject) return;
-    log.push(`announced: state=${a.state} listed=${registry.list().includes(a)} get=${String(registry.get(a.id))} own-tool=${tools.knownNames(a).includes('own')}`);
+    // the agent's key stopped being live when its disposal started: reading its tools by key
+    // is refused (SPEC 10.7); that its own tool is still registered shows in what is alive
+    log.push(
+      `announced: state=${a.state} listed=${registry.list().includes(a)} get=${String(registry.get(a.id))} ` +
+        `own-tool=${scopedLive(server, 'subject').includes('tool "own" of scope subject')} read-by-key=${refusal(() => tools.knownNames(a))}`,
+    );
   });
   const parent = asSubagent ? await app.get(Agents).create({ id: 'parent' }) : undefined;
   const handle = await app.get(Agents).create({
@@ -44,12 +49,22 @@ async function world(asSubagent: boolean): Promise<World> {
     setup: (ctx) => {
       subject = ctx.get(Agent);
       // registered first, so (LIFO) it runs after every registration below was undone
-      ctx.onDispose(() => void log.push(`unwound: own-tool=${tools.knownNames(handle.agent).includes('own')}`));
+      ctx.onDispose(() => void log.push(`unwound: own-tool=${scopedLive(server, 'subject').includes('tool "own" of scope subject')}`));
       ctx.get(Tools).register(ownTool);
       ctx.get(Events).on('agent/disposed', (a: Agent) => void log.push(`scoped listener heard ${a.id}`));
     },
   });
   return { server, app, watcher, handle, parent, log };
+}
+
+/** The name of the error `read` throws, `returned` when it does not throw. */
+function refusal(read: () => unknown): string {
+  try {
+    read();
+    return 'returned';
+  } catch (err) {
+    return err instanceof Error ? err.name : String(err);
+  }
 }
 
 const paths: [string, boolean, (w: World) => Promise<unknown>][] = [
@@ -73,7 +88,7 @@ describe.each(paths)('teardown through %s', (_label, asSubagent, end) => {
     await end(w);
     // the global listener was added first, then the agent's own: both hear the end before anything is unwound
     expect(w.log).toEqual([
-      'announced: state=disposed listed=false get=undefined own-tool=true',
+      'announced: state=disposed listed=false get=undefined own-tool=true read-by-key=TypeError',
       'scoped listener heard subject',
       'unwound: own-tool=false',
     ]);

@@ -45,9 +45,13 @@ test('README: registration scopes sample', async () => {
   expect((await researcher.ctx.get(Prompts).assemble()).sections.map((s) => s.text)).toEqual(['You research.']);
 
   await researcher.dispose();                                     // undoes every registration above
-  expect(app.get(Tools).visible(researcher.key).map((t) => t.name)).toEqual(['read_file', 'shell']);
-  // a disposed scope's key is no longer live: assemble refuses it (SPEC 10.7)
+  // a disposed scope's key is no longer live: the reads and assemble refuse it (SPEC 10.7)
+  expect(() => app.get(Tools).visible(researcher.key)).toThrow(TypeError);
   await expect(app.get(Prompts).assemble({ scope: researcher.key })).rejects.toThrow(TypeError);
+  // the key may be used again: a new scope with it starts from an empty layer (no web_search, shell not denied)
+  const again = createScope(app, researcher.key);
+  expect(again.ctx.get(Tools).visible().map((t) => t.name)).toEqual(['read_file', 'shell']);
+  await again.dispose();
   expect((await app.get(Prompts).assemble()).sections).toEqual([]);
   await app.dispose();
   assertNoLeaks(server);

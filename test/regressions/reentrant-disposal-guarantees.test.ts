@@ -67,6 +67,7 @@ test('an agent/created listener that disposes the new agent: create rejects, dis
 
 test('registrations, children and scopes made through agent.ctx by its own agent/disposed listener are undone', async () => {
   const { server, app } = await world();
+  let made: string[] = [];
   const h = await app.get(Agents).create({
     id: 'a',
     setup: (c) => {
@@ -74,11 +75,17 @@ test('registrations, children and scopes made through agent.ctx by its own agent
         c.get(Tools).register(tool('late'));
         c.child().get(Tools).register(tool('late-child'));
         createScope(c, { id: 'inner' }).ctx.get(Tools).register(tool('late-inner'));
+        made = [...server._leakProbes].flatMap((p) => p()).filter((l) => l.startsWith('tool "late'));
       });
     },
   });
   await h.dispose();
-  expect(app.get(Tools).get('late', h.agent)).toBeUndefined();
+  // the listener did register all three (they were alive while it ran)...
+  expect(made.sort()).toEqual(['tool "late" of scope a', 'tool "late-child" of scope a', 'tool "late-inner" of scope inner']);
+  // ...and the disposal undid them
+  expect([...server._leakProbes].flatMap((p) => p())).toEqual([]);
+  // the agent's key stopped being live when its disposal started: reading by it is refused (SPEC 10.7)
+  expect(() => app.get(Tools).get('late', h.agent)).toThrow(TypeError);
   await app.dispose();
   assertNoLeaks(server);
   await server.dispose();

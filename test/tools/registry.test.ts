@@ -89,7 +89,14 @@ describe('Tools registration and resolution', () => {
     expect(leaks(server).sort()).toEqual(['tool "x" of scope A', 'tool guard of scope A', 'tool restriction of scope A']);
     await A.dispose();
     expect(leaks(server)).toEqual([]);
+    // A's key is dead now: reading it is refused (SPEC 10.7), not answered with the globals
+    expect(() => app.get(Tools).visible(A.key)).toThrow(TypeError);
+    // layers are keyed by the key: a new scope with the same key finds A's tool and
+    // restriction gone (its deny of "a" would hide "a", "x" would still be listed)
+    const again = createScope(app, A.key);
+    expect(again.ctx.get(Tools).visible().map((t) => t.name)).toEqual(['a']);
     expect(app.get(Tools).visible(A.key).map((t) => t.name)).toEqual(['a']);
+    await again.dispose();
     const child = app.child();
     child.get(Tools).register(tool('tmp'));
     await child.dispose();

@@ -1,7 +1,10 @@
 /**
  * Model-based property test of the scoped tools registry: random sequences of
  * register / unregister / restrict / guard / dispose across a global layer and three
- * scopes, checked after every step against a small reference model.
+ * scopes, checked after every step against a small reference model. The model also
+ * knows which scope keys are live (SPEC 10.7): a read with an explicit key that is
+ * neither the view's own nor live (a disposed scope's key, a forged one) must throw a
+ * TypeError and `execute` must answer INVALID_ARGS; a disposed key may be taken again.
  */
 import fc from 'fast-check';
 import { Server, Tools, ToolsPlugin, createScope, type Scope, type SystemContext } from '../../src/index.js';
@@ -16,7 +19,7 @@ type Op =
   | { op: 'unrestrict'; pick: number }
   | { op: 'guard'; slot: number; name: string }
   | { op: 'unguard'; pick: number }
-  | { op: 'dispose'; slot: number };
+  | { op: 'dispose'; slot: number; reuse: boolean };
 
 const picks = fc.array(fc.nat(), { maxLength: 3 });
 const opArb: fc.Arbitrary<Op> = fc.oneof(
@@ -32,7 +35,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ op: fc.constant('unrestrict' as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('guard' as const), slot: fc.nat(SLOTS - 1), name: fc.constantFrom(...NAMES) }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('unguard' as const), pick: fc.nat() }) },
-  { weight: 1, arbitrary: fc.record({ op: fc.constant('dispose' as const), slot: fc.integer({ min: 1, max: SLOTS - 1 }) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('dispose' as const), slot: fc.integer({ min: 1, max: SLOTS - 1 }), reuse: fc.boolean() }) },
 );
 
 interface Reg { slot: number; name: string; tag: string; off: () => void }
@@ -43,6 +46,8 @@ class Model {
   layers: Map<string, Reg>[] = Array.from({ length: SLOTS }, () => new Map());
   restrictions: Restr[] = [];
   guards: Guard[] = [];
+  /** Keys of disposed scopes not taken again: every explicit read of them is refused. */
+  dead = new Set<object>();
 
   known(slot: number): string[] {
     const out = [...this.layers[0].keys()];
@@ -72,6 +77,9 @@ class Model {
   }
 }
 
+/** A key no scope was ever made with. */
+const FORGED = { id: 'forged' };
+
 async function check(model: Model, ctxs: SystemContext[], scopes: (Scope | undefined)[]): Promise<void> {
   const app = ctxs[0];
   for (let slot = 0; slot < SLOTS; slot++) {
@@ -93,6 +101,18 @@ async function check(model: Model, ctxs: SystemContext[], scopes: (Scope | undef
         if (denial) expect(res.content).toBe(`Error: ${denial}`);
         else expect(res).toEqual({ callId: `${slot}-${n}`, content: want.tag, isError: false, output: want.tag });
       }
+    }
+    // SPEC 10.7: through this view, every live key reads as its slot; a dead or forged key throws
+    for (let other = 1; other < SLOTS; other++) {
+      const live = (scopes[other] as Scope).key;
+      expect(view.visible(live).map((t) => t.name)).toEqual(model.visible(other).map((r) => r.name));
+      expect(view.knownNames(live)).toEqual(model.known(other));
+    }
+    for (const refused of [...model.dead, FORGED]) {
+      expect(() => view.get('a', refused)).toThrow(TypeError);
+      expect(() => view.visible(refused)).toThrow(TypeError);
+      expect(() => view.schemas(refused)).toThrow(TypeError);
+      expect(() => view.knownNames(refused)).toThrow(TypeError);
     }
     // isolation: no scope ever sees another scope's tags
     for (const t of view.visible()) {
@@ -181,11 +201,22 @@ test('property: every scope sees global + its own layer, restricted and guarded 
             break;
           }
           case 'dispose': {
+            const old = (scopes[op.slot] as Scope).key;
             await (scopes[op.slot] as Scope).dispose();
             model.layers[op.slot] = new Map();
             model.restrictions = model.restrictions.filter((r) => r.slot !== op.slot);
             model.guards = model.guards.filter((g) => g.slot !== op.slot);
-            scopes[op.slot] = createScope(app, { id: `s${op.slot}-${seq++}` });
+            model.dead.add(old);
+            // between the disposal and a new scope taking the key, it is refused everywhere
+            for (const refused of model.dead) {
+              expect(() => app.get(Tools).visible(refused)).toThrow(/neither this view's own scope nor a live scope key/);
+              const r = await app.get(Tools).execute({ callId: 'dead', name: 'a', arguments: {}, scope: refused });
+              expect(r.error?.code).toBe('INVALID_ARGS');
+            }
+            // a disposed key may be taken again: it is live once more, with an empty layer
+            const key = op.reuse ? old : { id: `s${op.slot}-${seq++}` };
+            scopes[op.slot] = createScope(app, key);
+            model.dead.delete(key);
             break;
           }
         }

@@ -214,6 +214,10 @@ export class Prompts extends ContextView<PromptRegistry> {
    * and finally every protected name is restored. Function section texts, variable
    * providers and the listeners receive `{ scope, ctx }`, `ctx` being the context this
    * view is bound to (the calling context).
+   *
+   * Rejects (never throws) with a TypeError when `options.scope` is neither this view's
+   * own scope nor a live scope key (never made by `createScope`, or its scope's disposal
+   * has started), and with `ContextDisposedError` on a disposed view.
    */
   async assemble(options?: AssembleOptions): Promise<PromptAssembly> {
     this.context._live('Prompts.assemble()');

@@ -62,7 +62,10 @@ export interface PromptAssembly {
 
 /** Options of `Prompts.assemble`. */
 export interface AssembleOptions {
-  /** The scope to assemble for; omitted = the view's own scope. */
+  /**
+   * The scope to assemble for; omitted = the view's own scope. Must be the view's own
+   * scope key or a live one, else `assemble` rejects with a TypeError.
+   */
   readonly scope?: object;
 }
 

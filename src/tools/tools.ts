@@ -239,7 +239,10 @@ function passes(name: string, restrictions: readonly RestrictionRecord[] | undef
  * The tools registry and the token it is installed under (by {@link ToolsPlugin}).
  * `ctx.get(Tools)` returns a view bound to `ctx`: what it registers belongs to the layer
  * of `scopeOf(ctx)` (the global layer for an unscoped context) and is owned by `ctx`;
- * what it reads without a `scope` argument is resolved for `scopeOf(ctx)`.
+ * what it reads without a `scope` argument is resolved for `scopeOf(ctx)`. An explicit
+ * `scope` must be the view's own scope key or a live one (made by `createScope`, its
+ * disposal not started; an agent's key dies when its disposal starts): the reads throw a
+ * TypeError for any other key and `execute` answers `INVALID_ARGS`.
  *
  * Resolution for scope K is the global layer plus K's own layer only: a K tool shadows a
  * global tool of the same name, K's restrictions mask global tools, and a tool of
@@ -341,7 +344,7 @@ export class Tools extends ContextView<ToolRegistry> {
   /**
    * The stored (frozen) tool `name` resolves to for `scope` (omitted: this view's scope).
    *
-   * @param scope - this view's own scope key or a live scope key (SPEC 10.7).
+   * @param scope - this view's own scope key or a live scope key.
    * @throws TypeError when `scope` is neither this view's own scope nor a live scope key
    *   (never made by `createScope`, or its scope's disposal has started, as an agent's
    *   key from `agent/disposed` on); `ContextDisposedError` on a disposed view.
@@ -353,7 +356,7 @@ export class Tools extends ContextView<ToolRegistry> {
   /**
    * The tools `scope` sees (omitted: this view's scope), as a frozen array of stored tools.
    *
-   * @param scope - this view's own scope key or a live scope key (SPEC 10.7).
+   * @param scope - this view's own scope key or a live scope key.
    * @throws TypeError when `scope` is neither this view's own scope nor a live scope key;
    *   `ContextDisposedError` on a disposed view.
    */
@@ -365,7 +368,7 @@ export class Tools extends ContextView<ToolRegistry> {
    * Detached `{ name, description, parameters }` of the tools `scope` sees (omitted: this
    * view's scope).
    *
-   * @param scope - this view's own scope key or a live scope key (SPEC 10.7).
+   * @param scope - this view's own scope key or a live scope key.
    * @throws TypeError when `scope` is neither this view's own scope nor a live scope key;
    *   `ContextDisposedError` on a disposed view.
    */
@@ -377,7 +380,7 @@ export class Tools extends ContextView<ToolRegistry> {
    * Every tool name `scope` knows before restrictions (omitted: this view's scope): global
    * names, then its own.
    *
-   * @param scope - this view's own scope key or a live scope key (SPEC 10.7).
+   * @param scope - this view's own scope key or a live scope key.
    * @throws TypeError when `scope` is neither this view's own scope nor a live scope key;
    *   `ContextDisposedError` on a disposed view.
    */

@@ -106,7 +106,10 @@ export interface ToolCall {
   readonly name: string;
   /** The model's arguments; must be lossless JSON and match the tool's schema. */
   readonly arguments: unknown;
-  /** The scope to resolve the tool in; omitted = the view's own scope. */
+  /**
+   * The scope to resolve the tool in; omitted = the view's own scope. Must be the view's
+   * own scope key or a live one, else the call answers `INVALID_ARGS`.
+   */
   readonly scope?: object;
   /** The token of an enclosing execution (for nested dispatch). */
   readonly parent?: ToolExecutionToken;

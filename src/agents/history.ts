@@ -2,7 +2,8 @@
  * Conversations with tool calls (SPEC §11.4): the {@link ChatMessage} union and the
  * {@link ConversationHistory} a session keeps. Every message is validated and snapshotted
  * (a detached, deep-frozen copy) on the way in; the history's `messages` is a frozen array
- * that is replaced, never mutated, by `append` and `replace`.
+ * that is never mutated: every change makes a new one (lazily, on the next read), while
+ * `append` itself is amortized O(1).
  */
 import { describeValue } from '../context/token.js';
 import { NotLosslessJsonError, snapshotJson, type JsonValue } from '../tools/lossless-json.js';
@@ -240,11 +241,38 @@ function snapshotList(messages: unknown, where: string): ChatMessage[] {
 }
 
 /**
+ * @internal A point of a {@link ConversationHistory} that `_restore` can go back to (taken
+ * by `_mark()`, O(1)). Opaque: the backing array it names is never changed below `length`
+ * while the mark can still be restored.
+ */
+export interface HistoryMark {
+  /** The history it was taken of. */
+  readonly history: ConversationHistory;
+  /** The backing array of the history when the mark was taken. */
+  readonly items: readonly ChatMessage[];
+  /** The number of messages then. */
+  readonly length: number;
+}
+
+/**
  * The messages of one session (a local of the session context). The history changes only
  * through {@link ConversationHistory.append} and {@link ConversationHistory.replace}; both
  * validate first and refuse an invalid message with a `TypeError`, leaving the history
- * unchanged. Each change installs a new frozen `messages` array, so an array read earlier
+ * unchanged. Every change makes `messages` a new frozen array, so an array read earlier
  * is a stable snapshot.
+ *
+ * What each operation costs, for a history of n messages:
+ *
+ * - `append` is amortized O(1) (plus validating the message): the history keeps its
+ *   messages in a private growable array and never copies it to append, so a conversation
+ *   of n messages costs O(n) to build, not O(n²);
+ * - `length` is O(1);
+ * - `messages` is O(1) when the history did not change since the last read (the same
+ *   frozen array is returned), and O(n) on the first read after a change, which makes and
+ *   keeps a frozen copy. A loop that appends and reads only now and then stays linear;
+ *   one that reads after every append pays one copy per read;
+ * - `replace(start, end, messages)` is O(n − start + messages.length), or O(n) when it
+ *   has to copy (after a durable session marked a point at or after `start`).
  *
  * @example
  * ```ts
@@ -256,7 +284,16 @@ function snapshotList(messages: unknown, where: string): ChatMessage[] {
  * ```
  */
 export class ConversationHistory {
-  #messages: readonly ChatMessage[];
+  /**
+   * The messages. Private and mutable, never handed out: appends push onto it. Entries
+   * below `#marked` are never changed in place (a {@link HistoryMark} may name them); a
+   * change below it first copies the array.
+   */
+  #items: ChatMessage[];
+  /** The highest `length` of a mark taken of `#items` (0 when none). */
+  #marked = 0;
+  /** The frozen copy `messages` returned since the last change, if any. */
+  #snapshot: readonly ChatMessage[] | undefined;
 
   /** @internal The durable-history hook (contract C7); see {@link HistoryObserver}. */
   _observer?: HistoryObserver;
@@ -267,40 +304,59 @@ export class ConversationHistory {
    * @throws TypeError for an invalid message.
    */
   constructor(messages?: Iterable<ChatMessage>) {
-    this.#messages = messages === undefined ? EMPTY : Object.freeze(snapshotList(messages, 'new ConversationHistory(messages)'));
+    if (messages === undefined) {
+      this.#items = [];
+      this.#snapshot = EMPTY;
+    } else {
+      this.#items = snapshotList(messages, 'new ConversationHistory(messages)');
+    }
   }
 
-  /** The messages, oldest first: a frozen array of frozen messages, replaced on every change. */
+  /**
+   * The messages, oldest first: a frozen array of frozen messages. Every change makes it a
+   * new array; an array read earlier never changes, so it may be kept as a snapshot.
+   * Reading twice without a change in between returns the same array.
+   *
+   * Cost: O(1) when nothing changed since the last read; O(n) on the first read after a
+   * change (it copies the n messages into a new frozen array, then keeps it).
+   */
   get messages(): readonly ChatMessage[] {
-    return this.#messages;
+    let s = this.#snapshot;
+    if (s === undefined) {
+      // Array.from, not slice: copying from the private (unfrozen) array is the fast path.
+      s = Object.freeze(Array.from(this.#items));
+      this.#snapshot = s;
+    }
+    return s;
   }
 
-  /** Number of messages. */
+  /** Number of messages (O(1)). */
   get length(): number {
-    return this.#messages.length;
+    return this.#items.length;
   }
 
   /**
    * Appends a message (validated and snapshotted: later changes to the caller's object
-   * change nothing) and returns the number of messages.
+   * change nothing) and returns the number of messages. Amortized O(1): it never copies the
+   * history (an array read from `messages` earlier stays as it was).
    *
    * @throws TypeError for an invalid message (naming the field), leaving the history unchanged.
    */
   append(message: ChatMessage): number {
     const m = snapshotChatMessage(message, 'ConversationHistory.append(message)');
     this._observer?.check();
-    const next = this.#messages.slice();
-    next.push(m);
-    this.#messages = Object.freeze(next);
+    const n = this.#items.push(m);
+    this.#snapshot = undefined;
     this._observer?.changed({ kind: 'append', message: m });
-    return next.length;
+    return n;
   }
 
   /**
    * Replaces the messages from index `start` up to, not including, `end` with `messages`
    * (like `splice(start, end - start, ...messages)`; e.g. compaction replaces a prefix
-   * with a summary) and returns the removed messages. Indices are integers with
-   * `0 <= start <= end <= length`: they are never clamped nor counted from the end.
+   * with a summary) and returns the removed messages (a frozen array). Indices are
+   * integers with `0 <= start <= end <= length`: they are never clamped nor counted from
+   * the end. Costs O(length − start + messages.length), at most O(length + messages.length).
    *
    * @throws TypeError for an invalid message or a non-integer index, RangeError for an
    *   index out of range; the history is then unchanged.
@@ -310,15 +366,58 @@ export class ConversationHistory {
     for (const [name, v] of [['start', start], ['end', end]] as const) {
       if (typeof v !== 'number' || !Number.isInteger(v)) throw new TypeError(`${where}: ${name} must be an integer index, got ${describeValue(v)}.`);
     }
-    const len = this.#messages.length;
+    const len = this.#items.length;
     if (start < 0 || end < start || end > len) {
       throw new RangeError(`${where}: needs 0 <= start <= end <= length (${len}), got start ${start} and end ${end}.`);
     }
     const added = Object.freeze(snapshotList(messages, `${where}: messages`));
     this._observer?.check();
-    const removed = Object.freeze(this.#messages.slice(start, end));
-    this.#messages = Object.freeze([...this.#messages.slice(0, start), ...added, ...this.#messages.slice(end)]);
+    const items = this.#items;
+    let removed: ChatMessage[];
+    if (start >= this.#marked) {
+      // Nothing a mark names is touched: change the array in place (no spread into a
+      // call, so any number of messages fits).
+      removed = items.slice(start, end);
+      const tail = end === items.length ? [] : items.slice(end);
+      items.length = start;
+      for (const m of added) items.push(m);
+      for (const m of tail) items.push(m);
+    } else {
+      removed = items.slice(start, end);
+      this.#items = [...items.slice(0, start), ...added, ...items.slice(end)];
+      this.#marked = 0;
+    }
+    this.#snapshot = undefined;
     this._observer?.changed({ kind: 'replace', start, end, messages: added });
-    return removed;
+    return Object.freeze(removed);
+  }
+
+  /**
+   * @internal Marks the current messages so that `_restore` can go back to them: O(1)
+   * (no copy). Later appends keep the mark valid at no cost; a replace that reaches below
+   * the mark copies the array once.
+   */
+  _mark(): HistoryMark {
+    const length = this.#items.length;
+    if (length > this.#marked) this.#marked = length;
+    return Object.freeze({ history: this, items: this.#items, length });
+  }
+
+  /**
+   * @internal Puts the messages back to `mark` (taken of this history by `_mark()`)
+   * without telling the observer (a durable session undoing a failed turn). O(messages
+   * removed) when only appends happened since the mark; O(mark.length) otherwise.
+   */
+  _restore(mark: HistoryMark): void {
+    if (mark.history !== this) throw new TypeError('ConversationHistory._restore(mark): the mark was taken of another history.');
+    const items = this.#items;
+    if (mark.items === items && mark.length <= items.length && mark.length >= this.#marked) {
+      // Only appends since the mark, and no later mark to keep: drop them in place.
+      items.length = mark.length;
+    } else {
+      this.#items = mark.items.slice(0, mark.length);
+      this.#marked = 0;
+    }
+    this.#snapshot = undefined;
   }
 }

@@ -6,7 +6,7 @@
  * history and the persisted locals in memory go back to the last committed turn.
  */
 import type { Agent } from '../agents/agent.js';
-import { ConversationHistory, type ChatMessage, type HistoryObserver } from '../agents/history.js';
+import { ConversationHistory, type ChatMessage, type HistoryMark, type HistoryObserver } from '../agents/history.js';
 import { openSession, type Session } from '../agents/session.js';
 import type { SystemContext } from '../context/system-context.js';
 import { describeValue, errorText } from '../context/token.js';
@@ -159,7 +159,10 @@ export class DurableSession implements AsyncDisposable {
   #keeper: LeaseKeeper | undefined;
   #lost: SessionError | undefined;
   #committedTurn = 0;
-  #committedMessages: readonly ChatMessage[] = EMPTY;
+  /** The history replayed by `resume`, until `_prepare` hands it to the session. */
+  #replayed: ConversationHistory | undefined;
+  /** The history as of the last committed turn: an O(1) mark, not a copy (so a commit costs no O(n)). */
+  #committedMark: HistoryMark | undefined;
   #committedLocals: readonly PersistedLocal[] = EMPTY;
   #interrupted: readonly InterruptedTurn[] = EMPTY;
   #loaded: LoadedSession | undefined;
@@ -357,7 +360,7 @@ export class DurableSession implements AsyncDisposable {
     }
     this.#meta = loaded.info.meta;
     this.#committedTurn = loaded.info.committedTurn;
-    this.#committedMessages = replayHistory(loaded.history, this.id);
+    this.#replayed = replayHistory(loaded.history, this.id);
     const open = loaded.open;
     if (open !== undefined) {
       await store.abort(lease, { turn: open.turn, attempt: open.attempt, reason: 'interrupted: the turn was started and never ended (its process stopped or lost its lease)' });
@@ -399,13 +402,14 @@ export class DurableSession implements AsyncDisposable {
       const loaded = this.#loaded as LoadedSession;
       this.#loaded = undefined;
       const restored = deserializeLocals(rt.serializers, loaded.checkpoint.locals, rt.unknownLocals, this.id);
-      session = openSession(agent, { history: new ConversationHistory(this.#committedMessages) });
+      session = openSession(agent, { history: this.#replayed });
+      this.#replayed = undefined;
       this.#session = session;
       await insertLocals(restored, this.#homes());
       this.#committedLocals = loaded.checkpoint.locals;
     }
     session.history._observer = this.#observer;
-    this.#committedMessages = session.history.messages;
+    this.#committedMark = session.history._mark();
     const handler = rt.interrupted;
     if (handler !== undefined) {
       for (const it of this.#interrupted) {
@@ -625,12 +629,12 @@ export class DurableSession implements AsyncDisposable {
           const failure = this.#storeFailure(err);
           if (!this.#tornDown) {
             await store.abort(lease, { turn: attempt.turn, attempt: attempt.attempt, events: logEvents(t), reason: `commit failed: ${errorText(err)}` }).catch(noop);
-            await this.#restore(this.#committedMessages, this.#committedLocals);
+            await this.#restore(this.#committedLocals);
           }
           throw failure;
         }
         this.#committedTurn = attempt.turn;
-        this.#committedMessages = this.session.history.messages;
+        this.#committedMark = this.session.history._mark();
         this.#committedLocals = locals;
         // A listener's failure does not undo a committed turn.
         await this.#emit('session/turn-committed').catch(noop);
@@ -643,7 +647,7 @@ export class DurableSession implements AsyncDisposable {
     } catch (err) {
       this.#storeFailure(err);
     }
-    if (!this.#tornDown) await this.#restore(this.#committedMessages, this.#committedLocals);
+    if (!this.#tornDown) await this.#restore(this.#committedLocals);
     throw error;
   }
 
@@ -669,15 +673,12 @@ export class DurableSession implements AsyncDisposable {
     return new SessionError('SESSION_CLOSED', `turn ${turn} of session "${this.id}" was not committed: the session was disposed while it ran.`, { sessionId: this.id });
   }
 
-  /** Puts the history and the persisted locals back to `messages` / `locals`. */
-  async #restore(messages: readonly ChatMessage[], locals: readonly PersistedLocal[]): Promise<void> {
-    const history = this.session.history;
-    this.#restoring = true;
-    try {
-      history.replace(0, history.length, messages);
-    } finally {
-      this.#restoring = false;
-    }
+  /**
+   * Puts the history back to the last committed turn (O(messages the failed turn added)
+   * when it only appended) and the persisted locals to `locals`.
+   */
+  async #restore(locals: readonly PersistedLocal[]): Promise<void> {
+    this.session.history._restore(this.#committedMark as HistoryMark);
     const restored = deserializeLocals(this.#rt.serializers, locals, 'drop', this.id);
     await insertLocals(restored, this.#homes());
   }
@@ -692,7 +693,7 @@ export class DurableSession implements AsyncDisposable {
     } catch (err) {
       throw this.#storeFailure(err);
     }
-    const messages = replayHistory(loaded.history, this.id);
+    const messages = replayHistory(loaded.history, this.id).messages;
     const restored = deserializeLocals(this.#rt.serializers, loaded.checkpoint.locals, this.#rt.unknownLocals, this.id);
     this.#restoring = true;
     try {
@@ -703,7 +704,7 @@ export class DurableSession implements AsyncDisposable {
     }
     await insertLocals(restored, this.#homes());
     this.#committedTurn = loaded.info.committedTurn;
-    this.#committedMessages = this.session.history.messages;
+    this.#committedMark = this.session.history._mark();
     this.#committedLocals = loaded.checkpoint.locals;
     await this.#emit('session/rolled-back').catch(noop);
   }
@@ -722,8 +723,8 @@ export function eventRecord(e: StoredSessionEvent, status = e.status): SessionEv
   return Object.freeze({ seq: e.seq, turn: e.turn, kind: e.kind, body: e.body, status });
 }
 
-/** Replays committed history changes into the messages they make; a malformed one is `CORRUPT_ROW`. */
-function replayHistory(events: readonly StoredSessionEvent[], sessionId: string): readonly ChatMessage[] {
+/** Replays committed history changes into the history they make; a malformed one is `CORRUPT_ROW`. */
+function replayHistory(events: readonly StoredSessionEvent[], sessionId: string): ConversationHistory {
   const messages: ChatMessage[] = [];
   for (const e of events) {
     const bad = (why: string): SessionError =>
@@ -743,7 +744,7 @@ function replayHistory(events: readonly StoredSessionEvent[], sessionId: string)
     }
   }
   try {
-    return new ConversationHistory(messages).messages;
+    return new ConversationHistory(messages);
   } catch (err) {
     throw new SessionError('CORRUPT_ROW', `corrupt row: the history of session "${sessionId}" holds an invalid message: ${errorText(err)}.`, { sessionId, cause: err });
   }

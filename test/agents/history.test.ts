@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { ConversationHistory, type ChatMessage } from '../../src/index.js';
-import type { HistoryChange } from '../../src/agents/history.js';
+import type { HistoryChange, HistoryMark } from '../../src/agents/history.js';
 
 const user = (content: string): ChatMessage => ({ role: 'user', content });
 
@@ -155,6 +155,154 @@ describe('ConversationHistory', () => {
   });
 });
 
+describe('ConversationHistory snapshots (append is O(1), messages is made on read)', () => {
+  test('an array read earlier stays as it was, frozen, through later appends and replaces (in place or not)', () => {
+    const h = new ConversationHistory();
+    const seen: { arr: readonly ChatMessage[]; want: string[] }[] = [];
+    const check = (): void => {
+      for (const { arr, want } of seen) {
+        expect(Object.isFrozen(arr)).toBe(true);
+        expect(arr.map((m) => m.content)).toEqual(want);
+      }
+    };
+    for (let i = 0; i < 50; i++) {
+      h.append(user(`m${i}`));
+      if (i % 7 === 0) seen.push({ arr: h.messages, want: h.messages.map((m) => m.content) });
+      check();
+    }
+    h.replace(40, 45, [user('x')]); // in place: no mark
+    h.replace(0, 10, [user('summary')]); // compaction of a prefix
+    h.replace(h.length, h.length, [user('tail')]);
+    check();
+    expect(h.messages.map((m) => m.content)).toEqual(['summary', ...Array.from({ length: 30 }, (_, i) => `m${i + 10}`), 'x', 'm45', 'm46', 'm47', 'm48', 'm49', 'tail']);
+    expect(() => (seen[2].arr as ChatMessage[]).push(user('y'))).toThrow(TypeError);
+    expect(() => ((seen[2].arr as ChatMessage[])[0] = user('y'))).toThrow(TypeError);
+  });
+
+  test('reading twice without a change returns the same array; any change (even an empty replace) makes a new one', () => {
+    const h = new ConversationHistory([user('a')]);
+    const a = h.messages;
+    expect(h.messages).toBe(a);
+    expect(h.length).toBe(1);
+    h.append(user('b'));
+    expect(h.length).toBe(2); // length does not need a read of messages
+    const b = h.messages;
+    expect(b).not.toBe(a);
+    expect(h.messages).toBe(b);
+    h.replace(1, 1, []);
+    expect(h.messages).not.toBe(b);
+    expect(h.messages).toEqual(b);
+    const e = new ConversationHistory();
+    const e0 = e.messages;
+    e.replace(0, 0, []);
+    expect(e.messages).not.toBe(e0);
+    expect(Object.isFrozen(e.messages)).toBe(true);
+  });
+
+  test('the messages array is never the history\'s own store: freezing, mutating or keeping it changes nothing', () => {
+    const h = new ConversationHistory([user('a')]);
+    const a = h.messages;
+    h.append(user('b'));
+    expect(a).toEqual([user('a')]);
+    expect(a.length).toBe(1);
+    // a message appended is the same frozen object in every later snapshot
+    expect(h.messages[1]).toBe(h.messages[1]);
+    h.append(user('c'));
+    const c = h.messages;
+    expect(c[0]).toBe(a[0]);
+  });
+
+  test('replace returns the removed messages as a frozen array, also when it changes the history in place', () => {
+    const h = new ConversationHistory(['a', 'b', 'c'].map(user));
+    const removed = h.replace(1, 3, [user('x')]);
+    expect(removed).toEqual([user('b'), user('c')]);
+    expect(Object.isFrozen(removed)).toBe(true);
+    h._mark();
+    const removed2 = h.replace(0, 1, []); // below the mark: copies
+    expect(removed2).toEqual([user('a')]);
+    expect(Object.isFrozen(removed2)).toBe(true);
+    expect(h.messages).toEqual([user('x')]);
+  });
+
+  test('replace takes any number of messages (no spread into a call)', () => {
+    const m = new ConversationHistory([user('same')]).messages[0]; // already checked: reused as is
+    const many = new Array<ChatMessage>(200_000).fill(m);
+    const h = new ConversationHistory([user('a'), user('b')]);
+    h.replace(1, 1, many);
+    expect(h.length).toBe(200_002);
+    expect(h.messages[200_001]).toEqual(user('b'));
+    const marked = new ConversationHistory([user('a'), user('b')]);
+    marked._mark();
+    marked.replace(0, 1, many);
+    expect(marked.length).toBe(200_001);
+  });
+});
+
+describe('ConversationHistory marks (internal, for durable sessions)', () => {
+  test('_restore goes back to the mark after appends, in place, and tells no observer', () => {
+    const h = new ConversationHistory([user('a')]);
+    const changes: HistoryChange[] = [];
+    h._observer = { check: () => undefined, changed: (c) => changes.push(c) };
+    const mark = h._mark();
+    const before = h.messages;
+    h.append(user('b'));
+    h.append(user('c'));
+    const mid = h.messages;
+    h._restore(mark);
+    expect(h.messages).toEqual([user('a')]);
+    expect(h.messages).not.toBe(before); // a change: a new array
+    expect(mid).toEqual(['a', 'b', 'c'].map(user)); // earlier snapshots untouched
+    expect(before).toEqual([user('a')]);
+    expect(changes.map((c) => c.kind)).toEqual(['append', 'append']);
+    h.append(user('d'));
+    expect(h.messages).toEqual([user('a'), user('d')]);
+    expect(mid).toEqual(['a', 'b', 'c'].map(user));
+  });
+
+  test('_restore after a replace below the mark, and with several marks, gives each mark\'s messages back', () => {
+    const h = new ConversationHistory(['a', 'b'].map(user));
+    const m2 = h._mark();
+    h.append(user('c'));
+    h.append(user('d'));
+    const m4 = h._mark();
+    h.replace(0, 3, [user('s')]); // compaction below both marks
+    h.append(user('e'));
+    h._restore(m2);
+    expect(h.messages).toEqual(['a', 'b'].map(user));
+    h.append(user('x'));
+    h._restore(m4);
+    expect(h.messages).toEqual(['a', 'b', 'c', 'd'].map(user));
+    h._restore(m2);
+    h.append(user('y'));
+    h._restore(m4);
+    expect(h.messages).toEqual(['a', 'b', 'c', 'd'].map(user));
+    h._restore(m4);
+    expect(h.messages).toEqual(['a', 'b', 'c', 'd'].map(user));
+  });
+
+  test('going back to an earlier mark and appending again does not overwrite what a later mark names', () => {
+    const h = new ConversationHistory(['a', 'b'].map(user));
+    const m2 = h._mark();
+    h.append(user('c'));
+    h.append(user('d'));
+    const m4 = h._mark();
+    h._restore(m2);
+    h.append(user('x'));
+    h.append(user('y'));
+    expect(h.messages).toEqual(['a', 'b', 'x', 'y'].map(user));
+    h._restore(m4);
+    expect(h.messages).toEqual(['a', 'b', 'c', 'd'].map(user));
+    h._restore(m2);
+    expect(h.messages).toEqual(['a', 'b'].map(user));
+  });
+
+  test('_restore refuses a mark of another history', () => {
+    const a = new ConversationHistory();
+    const b = new ConversationHistory();
+    expect(() => b._restore(a._mark())).toThrow(/another history/);
+  });
+});
+
 describe('ConversationHistory observer (contract C7)', () => {
   test('check() runs after validation and before the change; a throwing check leaves the history unchanged', () => {
     const h = new ConversationHistory([user('a')]);
@@ -219,6 +367,54 @@ describe('ConversationHistory model (fast-check)', () => {
     fc.record({ kind: fc.constant('append' as const), message }),
     fc.record({ kind: fc.constant('replace' as const), a: fc.nat(8), b: fc.nat(8), messages: fc.array(message, { maxLength: 3 }) }),
   );
+  const markOp = fc.oneof(
+    { weight: 3, arbitrary: fc.record({ kind: fc.constant('append' as const), message: validMessage }) },
+    { weight: 2, arbitrary: fc.record({ kind: fc.constant('replace' as const), a: fc.nat(8), b: fc.nat(8), messages: fc.array(validMessage, { maxLength: 3 }) }) },
+    { weight: 2, arbitrary: fc.constant({ kind: 'read' as const }) },
+    { weight: 1, arbitrary: fc.constant({ kind: 'mark' as const }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constant('restore' as const), which: fc.nat(5) }) },
+  );
+
+  test('appends, replaces, reads, marks and restores interleaved behave like a plain array; every read stays a frozen, unchanged snapshot', () => {
+    fc.assert(
+      fc.property(fc.array(markOp, { maxLength: 40 }), (ops) => {
+        const h = new ConversationHistory();
+        let model: unknown[] = [];
+        const reads: { arr: readonly ChatMessage[]; want: unknown[] }[] = [];
+        const marks: { mark: HistoryMark; want: unknown[] }[] = [];
+        for (const o of ops) {
+          if (o.kind === 'append') {
+            expect(h.append(o.message as ChatMessage)).toBe(model.length + 1);
+            model = [...model, o.message];
+          } else if (o.kind === 'replace') {
+            const start = Math.min(o.a, o.b, model.length);
+            const end = Math.min(Math.max(o.a, o.b), model.length);
+            const next = model.slice();
+            expect(h.replace(start, end, o.messages as ChatMessage[])).toEqual(next.splice(start, end - start, ...o.messages));
+            model = next;
+          } else if (o.kind === 'read') {
+            const arr = h.messages;
+            expect(h.messages).toBe(arr);
+            reads.push({ arr, want: model.slice() });
+          } else if (o.kind === 'mark') {
+            marks.push({ mark: h._mark(), want: model.slice() });
+          } else if (marks.length > 0) {
+            const m = marks[o.which % marks.length];
+            h._restore(m.mark);
+            model = m.want.slice();
+          }
+          expect(h.length).toBe(model.length);
+          for (const r of reads) {
+            expect(Object.isFrozen(r.arr)).toBe(true);
+            expect(r.arr).toEqual(r.want);
+          }
+        }
+        expect(h.messages).toEqual(model);
+        expect(Object.isFrozen(h.messages)).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
 
   test('append/replace behave like an array with splice; a refused change changes nothing', () => {
     fc.assert(

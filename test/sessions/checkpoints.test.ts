@@ -95,9 +95,12 @@ describe('checkpoint and rollback', () => {
 
 // ---------------------------------------------------------------------- the model
 
+/** A history change inside a turn: an append, or a replace (compaction) of a range picked from `a`, `b`. */
+type Edit = { readonly kind: 'append' } | { readonly kind: 'replace'; readonly a: number; readonly b: number; readonly k: number };
+
 type Command =
-  | { readonly kind: 'turn'; readonly count: number }
-  | { readonly kind: 'fail'; readonly count: number }
+  | { readonly kind: 'turn'; readonly count: number; readonly edits: readonly Edit[] }
+  | { readonly kind: 'fail'; readonly count: number; readonly edits: readonly Edit[] }
   | { readonly kind: 'pin'; readonly label: string | undefined }
   | { readonly kind: 'rollback'; readonly back: number }
   | { readonly kind: 'reopen' };
@@ -107,9 +110,15 @@ interface Snapshot {
   readonly count: number;
 }
 
+const edit: fc.Arbitrary<Edit> = fc.oneof(
+  { weight: 3, arbitrary: fc.constant({ kind: 'append' as const }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('replace' as const), a: fc.nat(6), b: fc.nat(6), k: fc.nat(2) }) },
+);
+const edits = fc.array(edit, { maxLength: 3 });
+
 const command: fc.Arbitrary<Command> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('turn' as const), count: fc.nat(99) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('fail' as const), count: fc.nat(99) }) },
+  { weight: 4, arbitrary: fc.record({ kind: fc.constant('turn' as const), count: fc.nat(99), edits }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('fail' as const), count: fc.nat(99), edits }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('pin' as const), label: fc.option(fc.constantFrom('a', 'b'), { nil: undefined }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('rollback' as const), back: fc.nat(4) }) },
   { weight: 1, arbitrary: fc.constant({ kind: 'reopen' as const }) },
@@ -122,7 +131,7 @@ let modelFiles = 0;
 test.each([
   ['the memory store', 60, (): SessionStore => new MemorySessionStore()],
   ['a SQLite file', 15, (): SessionStore => new SqliteSessionStore({ path: join(modelDir, `model-${modelFiles++}.db`) })],
-] as const)('model on %s: turns, failing turns, checkpoints, rollbacks and resumes keep history, locals, turn and checkpoints as the model says', async (_name, numRuns, makeStore) => {
+] as const)('model on %s: turns (appending, compacting), failing turns, checkpoints, rollbacks and resumes keep history, locals, turn and checkpoints as the model says; every history snapshot read stays unchanged', async (_name, numRuns, makeStore) => {
   const KEEP = 2;
   await fc.assert(
     fc.asyncProperty(fc.array(command, { maxLength: 14 }), async (commands) => {
@@ -134,13 +143,36 @@ test.each([
       let states: Snapshot[] = [{ messages: [], count: 0 }];
       const kept = new Map<number, { pinned: boolean; label: string | undefined }>([[0, { pinned: false, label: undefined }]]);
       let n = 0;
+      // Every messages array read so far, with the contents it had: a snapshot never changes.
+      const reads: { arr: readonly { content: string }[]; want: readonly string[] }[] = [];
       try {
         for (const c of commands) {
           const cur = states[states.length - 1];
           if (c.kind === 'turn' || c.kind === 'fail') {
             const content = `t${n}-${c.count}`;
+            // The turn's edits applied to a plain array: what the history must hold after it.
+            const after = [...cur.messages, content];
+            c.edits.forEach((e, i) => {
+              if (e.kind === 'append') after.push(`${content}-${i}`);
+              else {
+                const start = Math.min(e.a, e.b, after.length);
+                const end = Math.min(Math.max(e.a, e.b), after.length);
+                after.splice(start, end - start, ...Array.from({ length: e.k }, (_, j) => `${content}-${i}s${j}`));
+              }
+            });
             const p = s.turn((turnCtx, session) => {
               session.history.append({ role: 'user', content });
+              c.edits.forEach((e, i) => {
+                const h = session.history;
+                reads.push({ arr: h.messages, want: h.messages.map((m) => m.content) });
+                if (e.kind === 'append') h.append({ role: 'user', content: `${content}-${i}` });
+                else {
+                  const start = Math.min(e.a, e.b, h.length);
+                  const end = Math.min(Math.max(e.a, e.b), h.length);
+                  h.replace(start, end, Array.from({ length: e.k }, (_, j) => ({ role: 'user' as const, content: `${content}-${i}s${j}` })));
+                }
+              });
+              expect(session.history.messages.map((m) => m.content)).toEqual(after);
               turnCtx.get(Memory).count = c.count;
               if (c.kind === 'fail') throw new Error('fail');
             });
@@ -148,7 +180,7 @@ test.each([
               await expect(p).rejects.toThrow('fail');
             } else {
               await p;
-              states = [...states, { messages: [...cur.messages, content], count: c.count }];
+              states = [...states, { messages: after, count: c.count }];
               const t = states.length - 1;
               kept.set(t, { pinned: false, label: undefined });
               for (const [k, v] of kept) if (k > 0 && k < t && k <= t - KEEP && !v.pinned) kept.delete(k);
@@ -177,6 +209,12 @@ test.each([
           const want = states[states.length - 1];
           expect(s.committedTurn).toBe(states.length - 1);
           expect(s.session.history.messages.map((m) => m.content)).toEqual(want.messages);
+          expect(s.session.history.length).toBe(want.messages.length);
+          reads.push({ arr: s.session.history.messages, want: want.messages });
+          for (const r of reads) {
+            expect(Object.isFrozen(r.arr)).toBe(true);
+            expect(r.arr.map((m) => m.content)).toEqual(r.want);
+          }
           expect(s.agent.ctx.get(Memory).count).toBe(want.count);
           expect((await s.checkpoints()).map((cp) => [cp.turn, cp.pinned, cp.label])).toEqual(
             [...kept.entries()].sort((x, y) => x[0] - y[0]).map(([k, v]) => [k, v.pinned, v.label]),

@@ -167,6 +167,53 @@ describe('create, turn, resume', () => {
     await server.dispose();
   });
 
+  test('a failed turn that compacted and appended, or whose commit failed, puts back exactly the committed messages; arrays read earlier never change', async () => {
+    const inner = new MemorySessionStore();
+    let failCommit = false;
+    const store = delegateStore(inner, {
+      commit: (lease, input) => (failCommit ? Promise.reject(new SessionError('STORE_ERROR', 'store error: commit refused by the test')) : inner.commit(lease, input)),
+    });
+    const { server, ctx } = await serverOn(store);
+    const s = await ctx.get(Sessions).create({ agentId: 'a', sessionId: 's' });
+    const say = (content: string) => ({ role: 'user' as const, content });
+    await s.turn((_c, session) => {
+      for (const c of ['one', 'two', 'three']) session.history.append(say(c));
+    });
+    const committed = s.session.history.messages;
+    let during: readonly unknown[] = [];
+    const boom = new Error('boom');
+    await expect(
+      s.turn((_c, session) => {
+        session.history.replace(0, 2, [say('summary')]); // below the committed point
+        session.history.append(say('four'));
+        during = session.history.messages;
+        throw boom;
+      }),
+    ).rejects.toBe(boom);
+    expect(s.session.history.messages.map((m) => m.content)).toEqual(['one', 'two', 'three']);
+    expect(committed.map((m) => m.content)).toEqual(['one', 'two', 'three']);
+    expect(during.map((m) => (m as { content: string }).content)).toEqual(['summary', 'three', 'four']);
+    await expect(s.turn((_c, session) => void session.history.append(say('four')))).resolves.toBeUndefined();
+    expect(s.session.history.messages.map((m) => m.content)).toEqual(['one', 'two', 'three', 'four']);
+    failCommit = true;
+    await expect(
+      s.turn((_c, session) => {
+        session.history.append(say('five'));
+        session.history.append(say('six'));
+      }),
+    ).rejects.toMatchObject({ code: 'STORE_ERROR' });
+    failCommit = false;
+    expect(s.committedTurn).toBe(2);
+    expect(s.session.history.messages.map((m) => m.content)).toEqual(['one', 'two', 'three', 'four']);
+    await s.turn((_c, session) => void session.history.append(say('five')));
+    await s.close();
+    const again = await ctx.get(Sessions).resume({ agentId: 'a', sessionId: 's' });
+    expect(again.session.history.messages.map((m) => m.content)).toEqual(['one', 'two', 'three', 'four', 'five']);
+    expect(Object.isFrozen(again.session.history.messages)).toBe(true);
+    expect(committed.map((m) => m.content)).toEqual(['one', 'two', 'three']);
+    await server.dispose();
+  });
+
   test('a throwing serializer is SERIALIZE_FAILED: nothing committed, memory restored, the next turn works', async () => {
     let fail = false;
     const store = new MemorySessionStore();

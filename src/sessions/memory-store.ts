@@ -103,6 +103,12 @@ interface MemSession {
   readonly attempts: Map<string, MemAttempt>;
   readonly maxAttempt: Map<number, number>;
   readonly checkpoints: Map<number, MemCheckpoint>;
+  /**
+   * The turns (> 0) of the kept checkpoints that are not pinned: the only ones retention may
+   * drop, so a commit looks at these (at most the largest `keepCheckpoints` used) and not
+   * at every pinned checkpoint of a long session.
+   */
+  readonly unpinned: Set<number>;
   readonly rollbacks: { readonly rev: number; readonly toTurn: number }[];
   leaseOwner: string | undefined;
   leaseEpoch: number;
@@ -154,6 +160,7 @@ export class MemorySessionStore implements SessionStore {
       attempts: new Map(),
       maxAttempt: new Map(),
       checkpoints: new Map([[0, { turn: 0, locals: c.locals, createdAt: now, pinned: false, label: undefined }]]),
+      unpinned: new Set(),
       rollbacks: [],
       leaseOwner: c.owner,
       leaseEpoch: 1,
@@ -254,9 +261,13 @@ export class MemorySessionStore implements SessionStore {
     s.open = undefined;
     s.committedTurn = c.turn;
     s.checkpoints.set(c.turn, { turn: c.turn, locals: c.locals, createdAt: now, pinned: false, label: undefined });
-    for (const [turn, cp] of s.checkpoints) {
-      if (turn > 0 && turn < c.turn && turn <= c.turn - c.keepCheckpoints && !cp.pinned) s.checkpoints.delete(turn);
+    for (const turn of s.unpinned) {
+      if (turn < c.turn && turn <= c.turn - c.keepCheckpoints) {
+        s.checkpoints.delete(turn);
+        s.unpinned.delete(turn);
+      }
     }
+    s.unpinned.add(c.turn);
     return { turn: c.turn, attempt: c.attempt, committedAt: new Date(now), lastSeq: s.events.length };
   }
 
@@ -291,7 +302,12 @@ export class MemorySessionStore implements SessionStore {
     if (t > s.committedTurn || !s.checkpoints.has(t)) throw noCheckpoint(s.sessionId, t, s.committedTurn);
     this.#touch(s, now);
     s.rollbacks.push({ rev: s.rev, toTurn: t });
-    for (const k of [...s.checkpoints.keys()]) if (k > t) s.checkpoints.delete(k);
+    for (const k of [...s.checkpoints.keys()]) {
+      if (k > t) {
+        s.checkpoints.delete(k);
+        s.unpinned.delete(k);
+      }
+    }
     s.committedTurn = t;
   }
 
@@ -306,6 +322,7 @@ export class MemorySessionStore implements SessionStore {
     if (cp === undefined) throw noCheckpoint(s.sessionId, t, s.committedTurn);
     this.#touch(s, now);
     cp.pinned = true;
+    s.unpinned.delete(t);
     if (lb !== undefined) cp.label = lb;
   }
 

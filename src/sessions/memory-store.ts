@@ -110,6 +110,12 @@ interface MemSession {
    */
   readonly unpinned: Set<number>;
   readonly rollbacks: { readonly rev: number; readonly toTurn: number }[];
+  /**
+   * `laterMin[i]` is the lowest `toTurn` of `rollbacks[i..]` (rollbacks are in `rev`
+   * order), so an event's status takes a binary search, not a walk over every rollback;
+   * made on demand, dropped by each new rollback.
+   */
+  laterMin: number[] | undefined;
   leaseOwner: string | undefined;
   leaseEpoch: number;
   leaseExpiresAt: number;
@@ -161,6 +167,7 @@ export class MemorySessionStore implements SessionStore {
       maxAttempt: new Map(),
       checkpoints: new Map([[0, { turn: 0, locals: c.locals, createdAt: now, pinned: false, label: undefined }]]),
       unpinned: new Set(),
+      laterMin: undefined,
       rollbacks: [],
       leaseOwner: c.owner,
       leaseEpoch: 1,
@@ -302,6 +309,7 @@ export class MemorySessionStore implements SessionStore {
     if (t > s.committedTurn || !s.checkpoints.has(t)) throw noCheckpoint(s.sessionId, t, s.committedTurn);
     this.#touch(s, now);
     s.rollbacks.push({ rev: s.rev, toTurn: t });
+    s.laterMin = undefined;
     for (const k of [...s.checkpoints.keys()]) {
       if (k > t) {
         s.checkpoints.delete(k);
@@ -464,8 +472,25 @@ export class MemorySessionStore implements SessionStore {
     const rec = s.attempts.get(attemptKey(e.turn, e.attempt)) as MemAttempt;
     if (rec.status === 'started') return 'pending';
     if (rec.status === 'aborted') return 'aborted';
-    for (const r of s.rollbacks) if (r.rev > rec.endRev && r.toTurn < e.turn) return 'superseded';
-    return 'committed';
+    // Superseded when a rollback after the commit went back before the event's turn.
+    const rb = s.rollbacks;
+    if (rb.length === 0) return 'committed';
+    let lo = 0;
+    let hi = rb.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (rb[mid].rev > rec.endRev) hi = mid;
+      else lo = mid + 1;
+    }
+    if (lo === rb.length) return 'committed';
+    let later = s.laterMin;
+    if (later === undefined) {
+      later = new Array<number>(rb.length);
+      let min = Infinity;
+      for (let i = rb.length - 1; i >= 0; i--) later[i] = min = Math.min(min, rb[i].toTurn);
+      s.laterMin = later;
+    }
+    return later[lo] < e.turn ? 'superseded' : 'committed';
   }
 
   #stored(e: MemEvent, status: SessionEventStatus): StoredSessionEvent {

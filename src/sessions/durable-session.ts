@@ -657,7 +657,10 @@ export class DurableSession implements AsyncDisposable {
     try {
       await this.#rt.store.append(this.#lease as Lease, t.attempt as BegunAttempt, batch.map(stripEvent));
     } catch (err) {
-      t.pending.unshift(...batch);
+      // Put the batch back in front (no spread into a call: a turn may hold any number of events).
+      const rest = t.pending.splice(0);
+      for (const e of batch) t.pending.push(e);
+      for (const e of rest) t.pending.push(e);
       throw this.#storeFailure(err);
     }
   }
@@ -738,7 +741,11 @@ function replayHistory(events: readonly StoredSessionEvent[], sessionId: string)
       if (typeof start !== 'number' || typeof end !== 'number' || !Number.isInteger(start) || !Number.isInteger(end) || start < 0 || end < start || end > messages.length) {
         throw bad(`start ${describeValue(start)} and end ${describeValue(end)} do not fit a history of ${messages.length} messages`);
       }
-      messages.splice(start, end - start, ...(b.messages as ChatMessage[]));
+      // splice without spreading into a call: a compaction may hold any number of messages.
+      const tail = messages.slice(end);
+      messages.length = start;
+      for (const m of b.messages as ChatMessage[]) messages.push(m);
+      for (const m of tail) messages.push(m);
     } else {
       throw bad('it is not a history change');
     }

@@ -214,6 +214,24 @@ describe('create, turn, resume', () => {
     await server.dispose();
   });
 
+  test('a compaction holding 150,000 messages commits and is replayed by resume (no spread into a call)', async () => {
+    const store = new MemorySessionStore();
+    const { server, ctx } = await serverOn(store);
+    const s = await ctx.get(Sessions).create({ agentId: 'a', sessionId: 's' });
+    const many = Array.from({ length: 150_000 }, (_, i) => ({ role: 'user' as const, content: `m${i}` }));
+    await s.turn((_c, session) => {
+      session.history.append({ role: 'user', content: 'first' });
+      session.history.append({ role: 'user', content: 'last' });
+      session.history.replace(1, 1, many);
+    });
+    await s.close();
+    const again = await ctx.get(Sessions).resume({ agentId: 'a', sessionId: 's' });
+    const h = again.session.history;
+    expect(h.length).toBe(150_002);
+    expect([h.messages[0].content, h.messages[1].content, h.messages[150_000].content, h.messages[150_001].content]).toEqual(['first', 'm0', 'm149999', 'last']);
+    await server.dispose();
+  });
+
   test('a throwing serializer is SERIALIZE_FAILED: nothing committed, memory restored, the next turn works', async () => {
     let fail = false;
     const store = new MemorySessionStore();

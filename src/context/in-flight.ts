@@ -9,9 +9,11 @@
  * registration) or a system run (tracked on the context it runs on).
  *
  * - `abort(reason)` is called synchronously the moment the disposal of the context (or
- *   of an ancestor) starts, with a `ContextDisposedError` reason; also at once when the
- *   work is tracked on a context whose disposal already started. It must not throw (a
- *   throw is collected into the disposal's errors).
+ *   of an ancestor) starts; also at once when the work is tracked on a context whose
+ *   disposal already started. `reason()` returns the abort's `ContextDisposedError`
+ *   (built on the first call, the same object after): call it only when something is
+ *   there to abort, so an idle work costs no `Error` (no stack capture). It must not
+ *   throw (a throw is collected into the disposal's errors).
  * - `settled` never rejects (wrap it); the disposal waits for it, bounded by
  *   `server.options.disposeTimeoutMs`.
  * - `giveUp()` is called once per context tracking the work when that context's
@@ -23,7 +25,7 @@ export interface InFlight {
   /** For error messages, e.g. `tool "refund" (call c1)` or `system summarize`. */
   readonly label: string;
   /** Called synchronously when disposal of the context (or an ancestor) starts. */
-  abort(reason: unknown): void;
+  abort(reason: () => unknown): void;
   /** Settles when the work is over. Never rejects. */
   readonly settled: Promise<unknown>;
   /** Called when disposal stops waiting for the work (it settled, or `disposeTimeoutMs` passed). */

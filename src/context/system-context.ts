@@ -233,9 +233,8 @@ export class SystemContext implements AsyncDisposable {
   _track(work: InFlight): () => void {
     const x = this._x();
     if (x.quiesced) {
-      const why = this.#reason();
       try {
-        work.abort(why);
+        work.abort(this.#lazyReason());
       } catch {
         // nothing can collect it: the disposal that would have is over
       }
@@ -248,7 +247,7 @@ export class SystemContext implements AsyncDisposable {
     }
     if (x.aborted) {
       try {
-        work.abort(this.#reason());
+        work.abort(this.#lazyReason());
       } catch {
         // the disposal's errors are not reachable from here
       }
@@ -256,6 +255,12 @@ export class SystemContext implements AsyncDisposable {
     const set = (x.inflight ??= new Set());
     set.add(work);
     return () => void set.delete(work);
+  }
+
+  /** The abort reason, built on first use (an `Error` captures a stack: skipped when nothing needs it). */
+  #lazyReason(): () => ContextDisposedError {
+    let why: ContextDisposedError | undefined;
+    return () => (why ??= this.#reason());
   }
 
   #reason(): ContextDisposedError {
@@ -642,11 +647,12 @@ export class SystemContext implements AsyncDisposable {
     }
     if (reached === undefined) return;
     // Every context is marked before any abort runs: an abort listener sees the whole subtree disposed.
-    const why = this.#reason();
-    for (const c of reached) c.#abort(why, errors);
+    // The reason (an Error, so a stack capture) is only built when something is there to abort.
+    const reason = this.#lazyReason();
+    for (const c of reached) c.#abort(reason, errors);
   }
 
-  #abort(why: ContextDisposedError, errors: unknown[]): void {
+  #abort(reason: () => ContextDisposedError, errors: unknown[]): void {
     const x = this._extra as Extra;
     if (x.aborted) return;
     x.aborted = true;
@@ -654,12 +660,12 @@ export class SystemContext implements AsyncDisposable {
       x.scopeRoot = false;
       this.server._scopeEnded(this._scopeKey as object, this);
     }
-    x.ac?.abort(why);
+    x.ac?.abort(reason());
     const works = x.inflight;
     if (works === undefined || works.size === 0) return;
     for (const w of [...works]) {
       try {
-        w.abort(why);
+        w.abort(reason);
       } catch (err) {
         collect(err, errors);
       }

@@ -100,8 +100,8 @@ export class Hold {
   }
 
   /** The disposal of its context started: a waiter stops waiting; a running body goes on (it can watch `ctx.signal`). */
-  abort(reason: unknown): void {
-    this.waiter?.fail(disposedError(reason, this.ctx, this.label));
+  abort(reason: () => unknown): void {
+    this.waiter?.fail(disposedError(reason(), this.ctx, this.label));
   }
 
   /** Its borrows were taken: link it, so messages can name it. */
@@ -158,7 +158,7 @@ export class HoldGroup implements InFlight {
   #first: Hold | undefined = undefined;
   #count = 0;
   #idle: { promise: Promise<void>; resolve: () => void } | undefined = undefined;
-  #abortReason: unknown = undefined;
+  #abortReason: (() => unknown) | undefined = undefined;
   #aborted = false;
   #gaveUp = false;
 
@@ -186,7 +186,7 @@ export class HoldGroup implements InFlight {
     if (head !== undefined) head.gprev = h;
     this.#first = h;
     this.#count++;
-    if (this.#aborted) h.abort(this.#abortReason);
+    if (this.#aborted) h.abort(this.#abortReason as () => unknown);
     if (this.#gaveUp) h.release();
   }
 
@@ -202,7 +202,7 @@ export class HoldGroup implements InFlight {
   }
 
   /** The disposal of the context started: every waiter in it rejects. */
-  abort(reason: unknown): void {
+  abort(reason: () => unknown): void {
     this.#aborted = true;
     this.#abortReason = reason;
     for (let h = this.#first; h !== undefined; ) {

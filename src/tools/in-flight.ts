@@ -21,8 +21,8 @@ export class CallGroup implements InFlight {
   count = 0;
   /** The disposal of the context started: later members are aborted as they join. */
   aborted = false;
-  /** The reason of that abort. */
-  reason: unknown = undefined;
+  /** The reason of that abort (built on first use). */
+  reason: (() => unknown) | undefined = undefined;
   #waiters: (() => void)[] | undefined = undefined;
 
   /** The members' labels, e.g. `tool "x" (call c1), tool "y" (call c2)`. */
@@ -33,11 +33,13 @@ export class CallGroup implements InFlight {
   }
 
   /** Aborts every member (the disposal of the context or an ancestor started). */
-  abort(reason: unknown): void {
+  abort(reason: () => unknown): void {
     if (this.aborted) return;
     this.aborted = true;
     this.reason = reason;
-    for (const c of this.members()) c.abort(reason);
+    if (this.count === 0) return;
+    const why = reason();
+    for (const c of this.members()) c.abort(why);
   }
 
   /** Aborts the members calling `tool` (its registration was undone). */
@@ -69,7 +71,7 @@ export class CallGroup implements InFlight {
     if (this.h1 !== undefined) this.h1.p1 = c;
     this.h1 = c;
     this.count++;
-    if (this.aborted) c.abort(this.reason);
+    if (this.aborted) c.abort((this.reason as () => unknown)());
   }
 
   /** Adds a call of a tool this context registered. */
@@ -79,7 +81,7 @@ export class CallGroup implements InFlight {
     if (this.h2 !== undefined) this.h2.p2 = c;
     this.h2 = c;
     this.count++;
-    if (this.aborted) c.abort(this.reason);
+    if (this.aborted) c.abort((this.reason as () => unknown)());
   }
 
   /** Removes a call added with {@link CallGroup.join1}. */

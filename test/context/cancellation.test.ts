@@ -20,8 +20,8 @@ function work(label: string, log: string[] = []) {
     label,
     reasons: [] as unknown[],
     giveUps: 0,
-    abort(reason: unknown) {
-      w.reasons.push(reason);
+    abort(reason: () => unknown) {
+      w.reasons.push(reason());
       log.push(`abort ${label}`);
     },
     settled,

@@ -52,11 +52,22 @@ export const MAX_JSON_DEPTH = 256;
  * @throws NotLosslessJsonError naming the path and the reason.
  */
 export function snapshotJson(value: unknown, what: string, root: string, ignoredHiddenKey?: string): JsonValue {
+  return snapshotJsonLike(value, undefined, what, root, ignoredHiddenKey);
+}
+
+/**
+ * @internal {@link snapshotJson} against a `template`: a snapshot made earlier (deep-frozen).
+ * Every part of `value` equal to the template's part at the same place (same keys in the
+ * same order, same primitives) is answered with the template's part instead of a new copy,
+ * so a value equal to the template returns the template itself: nothing allocated, nothing
+ * frozen. The checks and the read-once rule are exactly those of {@link snapshotJson}.
+ */
+export function snapshotJsonLike(value: unknown, template: JsonValue | undefined, what: string, root: string, ignoredHiddenKey?: string): JsonValue {
   // The hot path (every call's arguments) allocates nothing but the copy: ancestors are a
   // stack indexed by depth, and a refusal's path is built only when one is thrown.
   const st: SnapshotState = { ancestors: [], ignoredHiddenKey };
   try {
-    return visit(value, st, 0);
+    return visit(value, template, st, 0);
   } catch (err) {
     if (err instanceof Refusal) throw new NotLosslessJsonError(what, root + err.segments.reverse().join(''), err.reason);
     if (err instanceof NotLosslessJsonError) throw err;
@@ -77,7 +88,12 @@ class Refusal {
   constructor(readonly reason: string) {}
 }
 
-function visit(v: unknown, st: SnapshotState, depth: number): JsonValue {
+/** `t` as a plain template object (not an array), else `undefined`. */
+function objectTemplate(t: JsonValue | undefined): JsonObject | undefined {
+  return t !== null && typeof t === 'object' && !Array.isArray(t) ? (t as JsonObject) : undefined;
+}
+
+function visit(v: unknown, t: JsonValue | undefined, st: SnapshotState, depth: number): JsonValue {
   switch (typeof v) {
     case 'string':
     case 'boolean':
@@ -101,7 +117,7 @@ function visit(v: unknown, st: SnapshotState, depth: number): JsonValue {
   const ancestors = st.ancestors;
   for (let i = 0; i < depth; i++) if (ancestors[i] === obj) throw new Refusal('is a cycle (it contains itself)');
   ancestors[depth] = obj;
-  if (Array.isArray(obj)) return visitArray(obj, st, depth);
+  if (Array.isArray(obj)) return visitArray(obj, Array.isArray(t) ? (t as readonly JsonValue[]) : undefined, st, depth);
   const proto = Object.getPrototypeOf(obj) as object | null;
   if (proto !== Object.prototype && proto !== null) {
     const name = (proto as { constructor?: { name?: string } }).constructor?.name ?? 'unknown';
@@ -117,22 +133,43 @@ function visit(v: unknown, st: SnapshotState, depth: number): JsonValue {
     const odd = own.find((k) => typeof k === 'symbol' || !keys.includes(k));
     throw new Refusal(typeof odd === 'symbol' ? `has a symbol key ${String(odd)}` : `has a non-enumerable property "${String(odd)}"`);
   }
-  const out: Record<string, JsonValue> = {};
-  for (const k of keys) {
+  // The template is reused whole while every key so far matched it (same key, same place);
+  // a child is visited against the template's child of the same key wherever it is.
+  const tobj = objectTemplate(t);
+  let tkeys: string[] | undefined;
+  let match = tobj !== undefined && (tkeys = Object.keys(tobj)).length === keys.length;
+  let out: Record<string, JsonValue> | undefined;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i] as string;
+    let tc: JsonValue | undefined;
+    if (match && (tkeys as string[])[i] !== k) match = false;
+    if (tobj !== undefined && Object.hasOwn(tobj, k)) tc = tobj[k];
     let child: JsonValue;
     try {
-      child = visit((obj as Record<string, unknown>)[k], st, depth + 1);
+      child = visit((obj as Record<string, unknown>)[k], tc, st, depth + 1);
     } catch (err) {
       if (err instanceof Refusal) err.segments.push(`.${k}`);
       throw err;
     }
-    if (k === '__proto__') Object.defineProperty(out, k, { value: child, enumerable: true, writable: true, configurable: true });
-    else out[k] = child;
+    if (out === undefined) {
+      if (match && child === tc) continue;
+      // the first difference: every key before it matched, so its value is the template's
+      out = {};
+      for (let j = 0; j < i; j++) setKey(out, keys[j] as string, (tobj as JsonObject)[keys[j] as string] as JsonValue);
+      match = false;
+    }
+    setKey(out, k, child);
   }
+  if (out === undefined) return match ? (tobj as JsonObject) : Object.freeze({});
   return Object.freeze(out);
 }
 
-function visitArray(arr: unknown[], st: SnapshotState, depth: number): JsonValue {
+function setKey(out: Record<string, JsonValue>, k: string, child: JsonValue): void {
+  if (k === '__proto__') Object.defineProperty(out, k, { value: child, enumerable: true, writable: true, configurable: true });
+  else out[k] = child;
+}
+
+function visitArray(arr: unknown[], t: readonly JsonValue[] | undefined, st: SnapshotState, depth: number): JsonValue {
   if (Object.getPrototypeOf(arr) !== Array.prototype) throw new Refusal('is an array subclass');
   const len = arr.length;
   const keys = Reflect.ownKeys(arr);
@@ -143,15 +180,24 @@ function visitArray(arr: unknown[], st: SnapshotState, depth: number): JsonValue
     }
     throw new Refusal('is an array with extra properties');
   }
-  const out: JsonValue[] = new Array<JsonValue>(len);
+  const tpl = t !== undefined && t.length === len ? t : undefined;
+  let out: JsonValue[] | undefined;
   for (let i = 0; i < len; i++) {
+    let child: JsonValue;
     try {
-      out[i] = visit(arr[i], st, depth + 1);
+      child = visit(arr[i], tpl?.[i], st, depth + 1);
     } catch (err) {
       if (err instanceof Refusal) err.segments.push(`[${i}]`);
       throw err;
     }
+    if (out === undefined) {
+      if (tpl !== undefined && child === tpl[i]) continue;
+      out = new Array<JsonValue>(len);
+      for (let j = 0; j < i; j++) out[j] = (tpl as readonly JsonValue[])[j] as JsonValue;
+    }
+    out[i] = child;
   }
+  if (out === undefined) return tpl !== undefined ? tpl : Object.freeze([]);
   return Object.freeze(out);
 }
 

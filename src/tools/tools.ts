@@ -65,6 +65,8 @@ export class ToolRegistry {
   readonly #validators: ValidatorCache;
   /** The in-flight calls of each context that has had one (tracked on it once). */
   readonly #groups = new WeakMap<SystemContext, CallGroup>();
+  /** The interned parameters last made from each raw `parameters` object (see `internParameters`). */
+  readonly #templates = new WeakMap<object, JsonObject>();
 
   constructor(server: Server, bus: EventBus, options: ReadToolsPluginOptions = { defaultDialect: 'draft-07' }) {
     this.server = server;
@@ -204,6 +206,20 @@ export class ToolRegistry {
     return this.#validators.acquire(toolName, params);
   }
 
+  /**
+   * Snapshots a definition's raw `parameters` (see `snapshotParameters`) and interns
+   * them ({@link ToolRegistry.acquireParameters}). The interned parameters are kept per
+   * raw schema object (weakly) as the template of its next snapshot: registering the same
+   * unchanged schema object again (every agent registering the same tools) still reads
+   * and checks it all, but copies, freezes and serializes nothing.
+   */
+  readonly internParameters = (toolName: string, raw: unknown, target: string): JsonObject => {
+    const template = raw !== null && typeof raw === 'object' ? this.#templates.get(raw) : undefined;
+    const params = this.#validators.acquire(toolName, snapshotParameters(toolName, raw, target, template));
+    if (raw !== null && typeof raw === 'object' && params !== template) this.#templates.set(raw, params);
+    return params;
+  };
+
   /** Drops one reference to a tool's interned parameters (see {@link ValidatorCache.release}). */
   releaseValidator(tool: Tool): void {
     this.#validators.release(tool.parameters);
@@ -273,8 +289,10 @@ export class Tools extends ContextView<ToolRegistry> {
   register<A = unknown>(definition: ToolDefinition<A>): () => void {
     const ctx = this.context;
     ctx._live('Tools.register()');
-    const snap = snapshotDefinition(definition, standardTarget(this.registry.options.defaultDialect));
-    const tool = Object.freeze({ ...snap, parameters: this.registry.acquireParameters(snap.name, snap.parameters) }) as Tool;
+    const reg = this.registry;
+    // The parameters are interned last, once everything else was checked: a refused
+    // definition holds no validator reference.
+    const tool = snapshotDefinition(definition, standardTarget(reg.options.defaultDialect), reg.internParameters);
     try {
       return this.registry.layers.add(ctx, tool.name, tool);
     } catch (err) {
@@ -448,7 +466,11 @@ function copyNames(value: unknown, field: string): string[] | undefined {
  * @internal Snapshots a definition into a deep-frozen stored tool; a Standard Schema
  * `parameters` is converted to JSON Schema with `target` (the registry's default dialect).
  */
-export function snapshotDefinition(def: unknown, target = 'draft-07'): Tool {
+export function snapshotDefinition(
+  def: unknown,
+  target = 'draft-07',
+  intern: (tool: string, raw: unknown, target: string) => JsonObject = (tool, raw, t) => snapshotParameters(tool, raw, t),
+): Tool {
   if (def === null || typeof def !== 'object') {
     throw new TypeError(`Tools.register(definition): definition must be an object { name, description, parameters, execute }, got ${describeValue(def)}.`);
   }
@@ -470,11 +492,12 @@ export function snapshotDefinition(def: unknown, target = 'draft-07'): Tool {
   if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0 || timeoutMs > 2_147_483_647)) {
     throw new TypeError(`Tools.register(${name}): timeoutMs must be a positive number of milliseconds, got ${describeValue(timeoutMs)}.`);
   }
-  const params = snapshotParameters(name, parameters, target);
+  const annotationsSnap = annotations === undefined ? undefined : snapshotAnnotations(name, annotations);
+  const params = intern(name, parameters, target);
   const bound = Object.freeze((execute as (...a: unknown[]) => unknown).bind(def));
   const tool: { -readonly [K in keyof Tool]: Tool[K] } = { name, description, parameters: params, execute: bound };
   if (timeoutMs !== undefined) tool.timeoutMs = timeoutMs as number;
-  if (annotations !== undefined) tool.annotations = snapshotAnnotations(name, annotations);
+  if (annotationsSnap !== undefined) tool.annotations = annotationsSnap;
   return Object.freeze(tool);
 }
 

@@ -3,20 +3,21 @@
  * snapshotted as lossless JSON, or a Standard Schema converted once into one.
  */
 import { describeValue } from '../../context/token.js';
-import { NotLosslessJsonError, snapshotJson, type JsonObject } from '../lossless-json.js';
+import { NotLosslessJsonError, snapshotJsonLike, type JsonObject } from '../lossless-json.js';
 import { convertStandardSchema, isStandardSchemaCandidate, STANDARD_KEY } from './standard-schema.js';
 
 /**
  * @internal The deep-frozen JSON Schema of a definition's `parameters`: a Standard Schema
  * is converted once with `~standard.jsonSchema.input({ target })`; plain JSON is
  * snapshotted with a non-enumerable `~standard` (as `z.toJSONSchema()` output has) left
- * out. The schema itself is checked later, when it is compiled.
+ * out. The schema itself is checked later, when it is compiled. With a `template` (an
+ * earlier snapshot of the same object), the parts equal to it are the template's own.
  *
  * @throws NotLosslessJsonError (`tool parameters must be losslessly JSON-serializable`)
  *   for values JSON can not carry; TypeError when the result is not a JSON object;
  *   ToolSchemaError when a Standard Schema can not be converted.
  */
-export function snapshotParameters(tool: string, parameters: unknown, target: string): JsonObject {
+export function snapshotParameters(tool: string, parameters: unknown, target: string, template?: JsonObject): JsonObject {
   let source = parameters;
   let standard = false;
   if (parameters !== null && typeof parameters === 'object') {
@@ -29,7 +30,7 @@ export function snapshotParameters(tool: string, parameters: unknown, target: st
   }
   let params;
   try {
-    params = snapshotJson(source, 'tool parameters', 'parameters', STANDARD_KEY);
+    params = snapshotJsonLike(source, standard ? undefined : template, 'tool parameters', 'parameters', STANDARD_KEY);
   } catch (err) {
     if (err instanceof NotLosslessJsonError) {
       const what = standard ? `Tools.register(${tool}): the JSON Schema its Standard Schema parameters converted to (~standard.jsonSchema.input)` : `Tools.register(${tool}): tool parameters`;

@@ -28,6 +28,8 @@ export class ValidatorCache {
   /** Validators no live tool uses, least recently released first (at most {@link RELEASED_VALIDATORS_MAX}). */
   readonly #released = new Map<string, Interned>();
   readonly #byParams = new WeakMap<object, Interned>();
+  /** The key of every parameters object ever interned (weakly). */
+  readonly #keys = new WeakMap<object, string>();
 
   constructor(defaultDialect: JsonSchemaDialect) {
     this.#compiler = new SchemaCompiler(defaultDialect);
@@ -42,7 +44,8 @@ export class ValidatorCache {
    * @throws ToolSchemaError when the schema is refused.
    */
   acquire(tool: string, params: JsonObject): JsonObject {
-    const key = JSON.stringify(params);
+    // Interned parameters (a snapshot that reused its template whole) know their key.
+    const key = this.#keys.get(params) ?? JSON.stringify(params);
     let v = this.#live.get(key);
     if (v === undefined && (v = this.#released.get(key)) !== undefined) {
       this.#released.delete(key);
@@ -52,6 +55,7 @@ export class ValidatorCache {
     if (v === undefined) {
       v = { key, params, fn: this.#compiler.compile(tool, params).fn, refs: 0 };
       this.#live.set(key, v);
+      this.#keys.set(params, key);
       this.#byParams.set(params, v);
     }
     v.refs++;

@@ -1,0 +1,75 @@
+/**
+ * `Tools.register` keeps the interned parameters of each raw schema object as the template
+ * of its next snapshot. The template may only save work: what is stored and enforced is
+ * always the schema object as it is at that register.
+ */
+import { createScope, Tools } from '../../src/index.js';
+import { toolRegistryOf } from '../../src/tools/tools.js';
+import { tool, toolServer } from './helpers.js';
+
+describe('Tools.register with a schema object registered before', () => {
+  test('the same unchanged object shares one frozen parameters object and one validator', async () => {
+    const { server, app } = await toolServer();
+    const params = { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] };
+    const a = createScope(app, { id: 'a' });
+    const b = createScope(app, { id: 'b' });
+    a.ctx.get(Tools).register(tool('t', () => 'a', { parameters: params }));
+    b.ctx.get(Tools).register(tool('t', () => 'b', { parameters: params }));
+    const pa = a.ctx.get(Tools).get('t')?.parameters;
+    expect(pa).toBe(b.ctx.get(Tools).get('t')?.parameters);
+    expect(pa).not.toBe(params);
+    expect(Object.isFrozen(pa)).toBe(true);
+    expect(toolRegistryOf(server)?.validatorCount).toBe(1);
+    await server.dispose();
+  });
+
+  test('a schema object changed in place between registers is stored and enforced as it is now', async () => {
+    const { server, app } = await toolServer();
+    const params: any = { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] };
+    const a = createScope(app, { id: 'a' });
+    const b = createScope(app, { id: 'b' });
+    a.ctx.get(Tools).register(tool('t', () => 'a', { parameters: params }));
+    params.properties.q.type = 'number';
+    params.required.push('r');
+    b.ctx.get(Tools).register(tool('t', () => 'b', { parameters: params }));
+    const first = a.ctx.get(Tools).get('t')?.parameters as any;
+    const second = b.ctx.get(Tools).get('t')?.parameters as any;
+    expect(first.properties.q.type).toBe('string');
+    expect(first.required).toEqual(['q']);
+    expect(second.properties.q.type).toBe('number');
+    expect(second.required).toEqual(['q', 'r']);
+    expect(toolRegistryOf(server)?.validatorCount).toBe(2);
+    const ok = await a.ctx.get(Tools).execute({ callId: '1', name: 't', arguments: { q: 'x' } });
+    expect(ok.isError).toBe(false);
+    const bad = await b.ctx.get(Tools).execute({ callId: '2', name: 't', arguments: { q: 'x', r: 1 } });
+    expect(bad.error?.code).toBe('INVALID_ARGS');
+    const good = await b.ctx.get(Tools).execute({ callId: '3', name: 't', arguments: { q: 1, r: 1 } });
+    expect(good.isError).toBe(false);
+    await server.dispose();
+  });
+
+  test('after every tool using it is gone, the same object registers again (validator from the released cache)', async () => {
+    const { server, app } = await toolServer();
+    const params = { type: 'object', properties: { q: { type: 'string' } } };
+    const off = app.get(Tools).register(tool('t', () => 'x', { parameters: params }));
+    const before = app.get(Tools).get('t')?.parameters;
+    off();
+    expect(toolRegistryOf(server)?.validatorCount).toBe(0);
+    app.get(Tools).register(tool('t', () => 'x', { parameters: params }));
+    expect(app.get(Tools).get('t')?.parameters).toBe(before);
+    expect(toolRegistryOf(server)?.validatorCount).toBe(1);
+    expect((await app.get(Tools).execute({ callId: '1', name: 't', arguments: { q: 2 } })).error?.code).toBe('INVALID_ARGS');
+    await server.dispose();
+  });
+
+  test('a refused definition takes no validator reference, whatever it shares with an earlier one', async () => {
+    const { server, app } = await toolServer();
+    const params = { type: 'object', properties: { q: { type: 'string' } } };
+    app.get(Tools).register(tool('t', () => 'x', { parameters: params }));
+    expect(() => app.get(Tools).register(tool('u', () => 'x', { parameters: params, annotations: { bad: Number.NaN } as never }))).toThrow(TypeError);
+    expect(() => app.get(Tools).register(tool('t', () => 'x', { parameters: params }))).toThrow(/already registered/);
+    expect(toolRegistryOf(server)?.validatorCount).toBe(1);
+    await server.dispose();
+    expect(toolRegistryOf(server)?.validatorCount).toBe(0);
+  });
+});

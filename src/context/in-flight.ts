@@ -26,6 +26,11 @@ export interface InFlight {
   readonly label: string;
   /** Called synchronously when disposal of the context (or an ancestor) starts. */
   abort(reason: () => unknown): void;
+  /**
+   * `true` while nothing of the work is running (e.g. a call group between calls): a
+   * disposal then neither waits for it nor arms its timeout. Optional; omitted means busy.
+   */
+  readonly idle?: boolean;
   /** Settles when the work is over. Never rejects. */
   readonly settled: Promise<unknown>;
   /** Called when disposal stops waiting for the work (it settled, or `disposeTimeoutMs` passed). */

@@ -761,6 +761,19 @@ export class SystemContext implements AsyncDisposable {
       x.quiesced = true;
       return;
     }
+    if (allIdle(set)) {
+      // Nothing running (the usual case: a context's call group between calls): no
+      // promise, no timer. Each work is still given up, as after any wait.
+      x.quiesced = true;
+      for (const w of [...set]) {
+        try {
+          w.giveUp?.();
+        } catch (err) {
+          collect(err, errors);
+        }
+      }
+      return;
+    }
     const seen = new Set<InFlight>();
     const done = new Set<InFlight>();
     let timedOut = false;
@@ -878,6 +891,12 @@ function within(p: Promise<unknown>, ms: number): Promise<boolean> {
       resolve(true);
     });
   });
+}
+
+/** Whether every work of `set` says it is idle. */
+function allIdle(set: ReadonlySet<InFlight>): boolean {
+  for (const w of set) if (w.idle !== true) return false;
+  return true;
 }
 
 function labelOf(w: InFlight): string {

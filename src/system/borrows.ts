@@ -169,6 +169,11 @@ export class HoldGroup implements InFlight {
     return names.join(', ') || 'no system';
   }
 
+  /** No holder is running. */
+  get idle(): boolean {
+    return this.#count === 0;
+  }
+
   /** Settles once no holder is running (at once when none is); never rejects. */
   get settled(): Promise<unknown> {
     if (this.#count === 0) return RESOLVED;

@@ -47,6 +47,11 @@ export class CallGroup implements InFlight {
     for (const c of this.members()) if (c.tool === tool) c.abort(reason);
   }
 
+  /** No member is running. */
+  get idle(): boolean {
+    return this.count === 0;
+  }
+
   /** Settles when no member is left. Never rejects. */
   get settled(): Promise<unknown> {
     if (this.count === 0) return RESOLVED;

@@ -124,15 +124,18 @@ function visit(v: unknown, t: JsonValue | undefined, st: SnapshotState, depth: n
     throw new Refusal(`is a ${name} instance (only plain objects and arrays are JSON)`);
   }
   const keys = Object.keys(obj);
-  let own = Reflect.ownKeys(obj);
-  const hidden = st.ignoredHiddenKey;
-  if (hidden !== undefined && own.length !== keys.length && own.includes(hidden) && !keys.includes(hidden)) {
-    own = own.filter((k) => k !== hidden);
+  // Names and symbols apart: both are far cheaper than Reflect.ownKeys on V8.
+  let names = Object.getOwnPropertyNames(obj);
+  if (names.length !== keys.length) {
+    const hidden = st.ignoredHiddenKey;
+    if (hidden !== undefined && names.includes(hidden) && !keys.includes(hidden)) names = names.filter((k) => k !== hidden);
+    if (names.length !== keys.length) {
+      const odd = names.find((k) => !keys.includes(k));
+      throw new Refusal(`has a non-enumerable property "${String(odd)}"`);
+    }
   }
-  if (own.length !== keys.length) {
-    const odd = own.find((k) => typeof k === 'symbol' || !keys.includes(k));
-    throw new Refusal(typeof odd === 'symbol' ? `has a symbol key ${String(odd)}` : `has a non-enumerable property "${String(odd)}"`);
-  }
+  const symbols = Object.getOwnPropertySymbols(obj);
+  if (symbols.length > 0) throw new Refusal(`has a symbol key ${String(symbols[0])}`);
   // The template is reused whole while every key so far matched it (same key, same place);
   // a child is visited against the template's child of the same key wherever it is.
   const tobj = objectTemplate(t);

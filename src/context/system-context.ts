@@ -60,6 +60,8 @@ class Extra {
   quiesced = false;
   /** The async borrow holders running on this context (systems room: one C1 record for all of them). */
   holds: HoldGroup | undefined = undefined;
+  /** The tool calls in flight through or of this context (the tools registry's call group, tracked once). */
+  calls: InFlight | undefined = undefined;
 }
 
 interface Frame {

@@ -141,7 +141,7 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
       }
       // A disposed context sees no tools: its scope's restrictions and guards are gone,
       // so resolving for it would fall back to the bare global layer.
-      tool = ctx.isDisposed ? undefined : reg.resolve(scope).byName.get(name);
+      tool = ctx.isDisposed ? undefined : reg.lookup(scope, name);
       // SPEC 11.3: what the model was not shown can not run, as if it did not exist.
       if (tool !== undefined && shown !== undefined && typeof shown !== 'string' && !wasShown(shown, name)) tool = undefined;
       if (tool === undefined) failure ??= unknownTool(name);
@@ -282,7 +282,7 @@ async function authorizeAndRun(reg: ToolRegistry, ctx: SystemContext, state: Cal
 
 /** Whether `execution`'s name still resolves to `tool` for its scope, through a live calling context. */
 function stillResolves(reg: ToolRegistry, ctx: SystemContext, execution: ToolExecution, tool: Tool): boolean {
-  return !ctx.isDisposed && reg.resolve(execution.scope).byName.get(execution.name) === tool;
+  return !ctx.isDisposed && reg.lookup(execution.scope, execution.name) === tool;
 }
 
 /**

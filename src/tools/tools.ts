@@ -63,8 +63,6 @@ export class ToolRegistry {
   readonly options: ReadToolsPluginOptions;
   /** The compiled validators of the tools' parameters. */
   readonly #validators: ValidatorCache;
-  /** The in-flight calls of each context that has had one (tracked on it once). */
-  readonly #groups = new WeakMap<SystemContext, CallGroup>();
   /** The interned parameters last made from each raw `parameters` object (see `internParameters`). */
   readonly #templates = new WeakMap<object, JsonObject>();
 
@@ -102,10 +100,12 @@ export class ToolRegistry {
 
   /** @internal The in-flight group of `ctx`, made (and tracked on it) on first use. */
   groupOf(ctx: SystemContext): CallGroup {
-    let g = this.#groups.get(ctx);
+    // Kept on the context itself (a server has one tools registry): no WeakMap entry per context.
+    const x = ctx._x();
+    let g = x.calls as CallGroup | undefined;
     if (g === undefined) {
       g = new CallGroup();
-      this.#groups.set(ctx, g);
+      x.calls = g;
       ctx._track(g);
     }
     return g;
@@ -114,7 +114,7 @@ export class ToolRegistry {
   /** The registration of `tool` was undone (its disposer, or its owner's disposal): abort its calls. */
   #unregistered(tool: Tool, owner: SystemContext): void {
     // every call of the tool is a member of its owner's group
-    const group = this.#groups.get(owner);
+    const group = owner._extra?.calls as CallGroup | undefined;
     if (group === undefined || group.count === 0) return;
     group.abortTool(
       tool,
@@ -122,6 +122,21 @@ export class ToolRegistry {
         `the registration of tool "${tool.name}" was undone (its disposer was called or the context owning it was disposed) while the call was in flight`,
       ),
     );
+  }
+
+  /**
+   * The tool `name` resolves to for `scope`: what `resolve(scope).byName.get(name)` answers,
+   * without building the scope's view when it is not cached (a new agent's first call).
+   */
+  lookup(scope: object | undefined, name: string): Tool | undefined {
+    const layers = this.layers;
+    if (scope !== undefined) {
+      const own = layers.own(scope, name);
+      if (own !== undefined) return own.value;
+    }
+    const global = layers.own(undefined, name);
+    if (global === undefined) return undefined;
+    return scope === undefined || passes(name, this.#restrictions.get(scope)) ? global.value : undefined;
   }
 
   /**

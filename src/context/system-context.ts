@@ -734,8 +734,11 @@ export class SystemContext implements AsyncDisposable {
   /** This context's own part of the disposal; `undefined` when it was all synchronous. */
   #disposeOwn(errors: unknown[], deadline: number): Promise<void> | undefined {
     const x = this._extra;
-    const waits = x !== undefined && x.inflight !== undefined && x.inflight.size > 0;
+    const set = x?.inflight;
+    const waits = set !== undefined && set.size > 0 && !allIdle(set);
     if (!waits && !this.#hasOwnWork()) {
+      // Idle works are still given up, as after any wait.
+      if (set !== undefined && set.size > 0) this.#giveUpIdle(x as Extra, set, errors);
       this.#release();
       return undefined;
     }
@@ -765,15 +768,8 @@ export class SystemContext implements AsyncDisposable {
     }
     if (allIdle(set)) {
       // Nothing running (the usual case: a context's call group between calls): no
-      // promise, no timer. Each work is still given up, as after any wait.
-      x.quiesced = true;
-      for (const w of [...set]) {
-        try {
-          w.giveUp?.();
-        } catch (err) {
-          collect(err, errors);
-        }
-      }
+      // promise, no timer.
+      this.#giveUpIdle(x, set, errors);
       return;
     }
     const seen = new Set<InFlight>();
@@ -807,6 +803,18 @@ export class SystemContext implements AsyncDisposable {
       }
     }
     for (const w of seen) {
+      try {
+        w.giveUp?.();
+      } catch (err) {
+        collect(err, errors);
+      }
+    }
+  }
+
+  /** Stops waiting for works that are all idle: each is given up, as after any wait. */
+  #giveUpIdle(x: Extra, set: ReadonlySet<InFlight>, errors: unknown[]): void {
+    x.quiesced = true;
+    for (const w of [...set]) {
       try {
         w.giveUp?.();
       } catch (err) {

@@ -288,7 +288,7 @@ export class SystemContext implements AsyncDisposable {
     let t: Token;
     let value: unknown;
     if (arguments.length < 2) {
-      t = tokenOfValue(a, `insert(value) on a ${this.describe()}`, 'ctx.insert(MY_TOKEN, value)');
+      t = tokenOfValue(a, () => `insert(value) on a ${this.describe()}`, 'ctx.insert(MY_TOKEN, value)');
       value = a;
     } else {
       if (!isToken(a)) assertToken(a, 'insert(token, value)');

@@ -149,14 +149,16 @@ function describeUnsafe(value: unknown): string {
  * `null`, plain objects, prototype-less objects) and classes or functions passed in place
  * of an instance, with a TypeError that says how to pass a token.
  */
-export function tokenOfValue(value: unknown, call: string, explicit: string): Token {
+export function tokenOfValue(value: unknown, callOf: string | (() => string), explicit: string): Token {
+  // The call's description is only built for an error.
+  const call = (): string => (typeof callOf === 'string' ? callOf : callOf());
   if (value !== null && typeof value === 'object') {
     let ctor: unknown;
     try {
       ctor = (value as object).constructor;
     } catch (err) {
       throw new TypeError(
-        `${call}: reading the class (constructor) of ${describeValue(value)} threw (${errorText(err)}); ` +
+        `${call()}: reading the class (constructor) of ${describeValue(value)} threw (${errorText(err)}); ` +
           `pass a token explicitly: ${explicit} with const MY_TOKEN = token<T>('MY_TOKEN').`,
         { cause: err },
       );
@@ -164,19 +166,19 @@ export function tokenOfValue(value: unknown, call: string, explicit: string): To
     if (isToken(ctor) && ctor !== Object) return ctor;
     const what = ctor === Object ? 'a plain object' : describeValue(value);
     throw new TypeError(
-      `${call}: ${what} has no class of its own to use as its token; ` +
+      `${call()}: ${what} has no class of its own to use as its token; ` +
         `pass one explicitly: ${explicit} with const MY_TOKEN = token<T>('MY_TOKEN').`,
     );
   }
   if (typeof value === 'function') {
     const name = describeValue(value);
     throw new TypeError(
-      `${call}: got ${isToken(value) ? `the class ${nameOf(value)} itself` : name}, not an instance; ` +
+      `${call()}: got ${isToken(value) ? `the class ${nameOf(value)} itself` : name}, not an instance; ` +
         `pass an instance (new ${isToken(value) ? nameOf(value) : 'MyClass'}()) or an explicit token: ${explicit}.`,
     );
   }
   throw new TypeError(
-    `${call}: ${describeValue(value)} has no class to use as its token; ` +
+    `${call()}: ${describeValue(value)} has no class to use as its token; ` +
       `pass one explicitly: ${explicit} with const MY_TOKEN = token<T>('MY_TOKEN').`,
   );
 }

@@ -93,7 +93,9 @@ export class Ownership {
       slot.fn = undefined;
       this.#live--;
       if (!slot.concurrent) {
-        await settle(fn, errors);
+        // A synchronous cleanup (most: a registry entry leaving its layer) costs no await.
+        const pending = start(fn, errors);
+        if (pending !== undefined) await settlePending(pending, errors);
         continue;
       }
       const batch: Promise<void>[] = [settle(fn, errors)];
@@ -122,6 +124,25 @@ export async function settle(fn: Cleanup, errors: unknown[]): Promise<void> {
   try {
     const r = fn();
     if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') await r;
+  } catch (err) {
+    collect(err, errors);
+  }
+}
+
+/** Runs `fn`; a thrown error is recorded. Returns its thenable result to await, if any. */
+function start(fn: Cleanup, errors: unknown[]): PromiseLike<unknown> | undefined {
+  try {
+    const r = fn();
+    if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') return r as PromiseLike<unknown>;
+  } catch (err) {
+    collect(err, errors);
+  }
+  return undefined;
+}
+
+async function settlePending(p: PromiseLike<unknown>, errors: unknown[]): Promise<void> {
+  try {
+    await p;
   } catch (err) {
     collect(err, errors);
   }

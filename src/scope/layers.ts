@@ -48,7 +48,8 @@ export class Layers<E> {
   readonly #kind: string;
   readonly #global: Layer<E> = { entries: new Map(), version: 0 };
   readonly #scoped = new Map<object, Layer<E>>();
-  readonly #listeners = new Set<(change: LayerChange<E>) => void>();
+  /** Replaced, never mutated (copy-on-write): a notification iterates it without a copy. */
+  #listeners: readonly ((change: LayerChange<E>) => void)[] = [];
   #globalMerged: ReadonlyMap<string, E> | undefined;
   /** Bumped on every change of any layer. */
   version = 0;
@@ -64,8 +65,10 @@ export class Layers<E> {
 
   /** Adds a change listener (called synchronously after each add and remove). */
   onChange(fn: (change: LayerChange<E>) => void): () => void {
-    this.#listeners.add(fn);
-    return () => void this.#listeners.delete(fn);
+    this.#listeners = [...this.#listeners, fn];
+    return () => {
+      this.#listeners = this.#listeners.filter((l) => l !== fn);
+    };
   }
 
   /**
@@ -142,7 +145,7 @@ export class Layers<E> {
   }
 
   #notify(change: LayerChange<E>, rethrow: boolean): void {
-    for (const fn of [...this.#listeners]) {
+    for (const fn of this.#listeners) {
       if (rethrow) fn(change);
       else {
         try {

@@ -1,4 +1,5 @@
 import { NotLosslessJsonError, RegistrationError, Tools, createScope, scopeOf, type Tool } from '../../src/index.js';
+import { RELEASED_VALIDATORS_MAX } from '../../src/tools/schema/validator-cache.js';
 import { leaks, tool, toolServer } from './helpers.js';
 
 describe('Tools registration and resolution', () => {
@@ -363,11 +364,11 @@ describe('Tools registration and resolution', () => {
     expect(reg.validatorCount).toBe(300);
     offs.forEach((off) => off());
     expect(reg.validatorCount).toBe(0);
-    expect(reg.releasedValidatorCount).toBe(256);
+    expect(reg.releasedValidatorCount).toBe(RELEASED_VALIDATORS_MAX);
     app.get(Tools).register({ ...tool('recent'), parameters: schemaOf(299) });
-    expect(reg.releasedValidatorCount).toBe(255);
+    expect(reg.releasedValidatorCount).toBe(RELEASED_VALIDATORS_MAX - 1);
     app.get(Tools).register({ ...tool('evicted'), parameters: schemaOf(1) });
-    expect(reg.releasedValidatorCount).toBe(255);
+    expect(reg.releasedValidatorCount).toBe(RELEASED_VALIDATORS_MAX - 1);
     expect(reg.validatorCount).toBe(2);
     await server.dispose();
   });

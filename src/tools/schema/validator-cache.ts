@@ -10,9 +10,12 @@ import type { JsonSchemaDialect } from './dialects.js';
 /**
  * How many compiled validators whose last tool went away are kept for reuse. Agents
  * typically register the same few schemas over and over; compiling one with ajv costs
- * hundreds of microseconds, keeping one costs a few KB, so a small bounded LRU pays.
+ * hundreds of microseconds, keeping one costs about 4 KB, so a small bounded LRU pays.
+ * 64 covers the tool set of a typical backend (a schema any live tool uses is never in
+ * it: live validators are shared, not cached) while the LRU stays under 0.3 MB; it was
+ * 256 (about 1 MB) before issue 9's heap row.
  */
-export const RELEASED_VALIDATORS_MAX = 256;
+export const RELEASED_VALIDATORS_MAX = 64;
 
 interface Interned {
   readonly key: string;
@@ -28,8 +31,6 @@ export class ValidatorCache {
   /** Validators no live tool uses, least recently released first (at most {@link RELEASED_VALIDATORS_MAX}). */
   readonly #released = new Map<string, Interned>();
   readonly #byParams = new WeakMap<object, Interned>();
-  /** The key of every parameters object ever interned (weakly). */
-  readonly #keys = new WeakMap<object, string>();
 
   constructor(defaultDialect: JsonSchemaDialect) {
     this.#compiler = new SchemaCompiler(defaultDialect);
@@ -45,17 +46,15 @@ export class ValidatorCache {
    */
   acquire(tool: string, params: JsonObject): JsonObject {
     // Interned parameters (a snapshot that reused its template whole) know their key.
-    const key = this.#keys.get(params) ?? JSON.stringify(params);
+    const key = this.#byParams.get(params)?.key ?? JSON.stringify(params);
     let v = this.#live.get(key);
     if (v === undefined && (v = this.#released.get(key)) !== undefined) {
       this.#released.delete(key);
       this.#live.set(key, v);
-      this.#byParams.set(v.params, v);
     }
     if (v === undefined) {
       v = { key, params, fn: this.#compiler.compile(tool, params).fn, refs: 0 };
       this.#live.set(key, v);
-      this.#keys.set(params, key);
       this.#byParams.set(params, v);
     }
     v.refs++;
@@ -70,12 +69,16 @@ export class ValidatorCache {
     const v = this.#byParams.get(params);
     if (v === undefined || v.refs === 0) return;
     if (--v.refs === 0) {
+      // A released validator stays findable by its parameters (they may come back as a
+      // snapshot's template) until the LRU evicts it.
       this.#live.delete(v.key);
-      this.#byParams.delete(v.params);
       this.#released.set(v.key, v);
       if (this.#released.size > RELEASED_VALIDATORS_MAX) {
-        const oldest = this.#released.keys().next();
-        if (oldest.done !== true) this.#released.delete(oldest.value);
+        const oldest = this.#released.values().next();
+        if (oldest.done !== true) {
+          this.#released.delete(oldest.value.key);
+          this.#byParams.delete(oldest.value.params);
+        }
       }
     }
   }
@@ -88,7 +91,7 @@ export class ValidatorCache {
    */
   validate(params: JsonObject, args: unknown): string | undefined {
     const v = this.#byParams.get(params);
-    if (v === undefined) return 'the tool has no compiled validator (it was unregistered)';
+    if (v === undefined || v.refs === 0) return 'the tool has no compiled validator (it was unregistered)';
     const ok: unknown = v.fn(args);
     if (ok === true) return undefined;
     if (ok !== false) {

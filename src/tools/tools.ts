@@ -11,7 +11,7 @@ import { installEvents } from '../events/events.js';
 import type { EventBus } from '../events/bus.js';
 import { Layers, RegistrationError, scopeLabel } from '../scope/layers.js';
 import { NotLosslessJsonError, snapshotJson, thawJson, type JsonObject } from './lossless-json.js';
-import { ValidatorCache } from './schema/validator-cache.js';
+import { RELEASED_VALIDATORS_MAX, ValidatorCache } from './schema/validator-cache.js';
 import { snapshotParameters } from './schema/parameters.js';
 import { standardTarget } from './schema/dialects.js';
 import { readToolsPluginOptions, type ReadToolsPluginOptions, type ToolsPluginOptions } from './schema/plugin-options.js';
@@ -63,8 +63,13 @@ export class ToolRegistry {
   readonly options: ReadToolsPluginOptions;
   /** The compiled validators of the tools' parameters. */
   readonly #validators: ValidatorCache;
-  /** The interned parameters last made from each raw `parameters` object (see `internParameters`). */
-  readonly #templates = new WeakMap<object, JsonObject>();
+  /**
+   * The interned parameters last made from each of the most recently registered raw
+   * `parameters` objects (see `internParameters`): at most {@link RELEASED_VALIDATORS_MAX},
+   * oldest dropped first. A bounded `Map` rather than a `WeakMap`: a `WeakMap` that once
+   * held 5,000 schemas keeps its grown table after they are gone (issue 9's heap row).
+   */
+  readonly #templates = new Map<object, JsonObject>();
 
   constructor(server: Server, bus: EventBus, options: ReadToolsPluginOptions = { defaultDialect: 'draft-07' }) {
     this.server = server;
@@ -224,14 +229,20 @@ export class ToolRegistry {
   /**
    * Snapshots a definition's raw `parameters` (see `snapshotParameters`) and interns
    * them ({@link ToolRegistry.acquireParameters}). The interned parameters are kept per
-   * raw schema object (weakly) as the template of its next snapshot: registering the same
+   * raw schema object as the template of its next snapshot: registering the same
    * unchanged schema object again (every agent registering the same tools) still reads
-   * and checks it all, but copies, freezes and serializes nothing.
+   * and checks it all, but copies, freezes and serializes nothing. The last
+   * `RELEASED_VALIDATORS_MAX` raw objects are kept (strongly) for this.
    */
   readonly internParameters = (toolName: string, raw: unknown, target: string): JsonObject => {
-    const template = raw !== null && typeof raw === 'object' ? this.#templates.get(raw) : undefined;
+    const templates = this.#templates;
+    const template = raw !== null && typeof raw === 'object' ? templates.get(raw) : undefined;
     const params = this.#validators.acquire(toolName, snapshotParameters(toolName, raw, target, template));
-    if (raw !== null && typeof raw === 'object' && params !== template) this.#templates.set(raw, params);
+    if (raw !== null && typeof raw === 'object' && params !== template) {
+      templates.delete(raw);
+      templates.set(raw, params);
+      if (templates.size > RELEASED_VALIDATORS_MAX) templates.delete(templates.keys().next().value as object);
+    }
     return params;
   };
 

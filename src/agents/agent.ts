@@ -117,7 +117,8 @@ export class Agent {
     return this.ctx.dispose();
   }
 
-  async #announceEnd(): Promise<void> {
+  /** Synchronous (no promise) when no `agent/disposed` listener hears it. */
+  #announceEnd(): Promise<void> | undefined {
     const was = this.#state;
     this.#state = 'disposed';
     const registry = this.#registry;
@@ -125,7 +126,8 @@ export class Agent {
     const abort = this.#onAbort;
     this.#onAbort = undefined;
     abort?.();
-    if (was === 'published' && registry !== undefined) throwCollected(await registry.bus.emit(this, 'agent/disposed', [this]), `agent "${this.id}"`);
+    if (was !== 'published' || registry === undefined || !registry.bus.hasListeners('agent/disposed', this)) return undefined;
+    return registry.bus.emit(this, 'agent/disposed', [this]).then((errors) => throwCollected(errors, `agent "${this.id}"`));
   }
 }
 

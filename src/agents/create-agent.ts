@@ -14,6 +14,9 @@ import { Composition } from './composition.js';
 import { AgentError } from './errors.js';
 import type { AgentRegistry } from './registry.js';
 
+/** What an emit without listeners reports. */
+const NO_ERRORS: readonly unknown[] = Object.freeze([]);
+
 /**
  * @internal An extra unpublished step of the create transaction. `signal` aborts (with a
  * `ContextDisposedError`) the moment the agent's teardown starts (its owner, its parent
@@ -198,7 +201,8 @@ async function announce(root: Agent, agent: Agent, registry: AgentRegistry, pare
   const id = root.id;
   const whose = agent === root ? '' : ` for the agent "${agent.id}" composed with it`;
   registry.publish(agent);
-  const errors = await registry.bus.emit(agent, 'agent/created', [agent]);
+  // Without a listener, nothing to await (and the create resolves a tick sooner).
+  const errors = registry.bus.hasListeners('agent/created', agent) ? await registry.bus.emit(agent, 'agent/created', [agent]) : NO_ERRORS;
   if (errors.length > 0) {
     const cause = errors.length === 1 ? errors[0] : new AggregateError(errors, `${errors.length} agent/created listeners failed`);
     const undone = root._composition === undefined ? 'the agent was disposed again' : 'the agent and every agent composed with it were disposed again';

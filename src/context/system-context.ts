@@ -17,7 +17,7 @@ import { providerOf } from './provider-hints.js';
 import { ResourceEntry } from './resource-entry.js';
 import { assertToken, describeValue, errorText, isToken, nameOf, tokenOfValue, type Token } from './token.js';
 import {
-  collect, collected, disposeValue, Ownership, probeDisposable, settle, throwCollected, type Cleanup, type CleanupOptions,
+  collect, collected, disposeValue, Ownership, probeDisposable, settle, settlePending, start, throwCollected, type Cleanup, type CleanupOptions,
 } from '../disposal/ownership.js';
 import type { Server } from './server.js';
 import type { AnySystem, SystemFn } from '../system/system.js';
@@ -624,7 +624,8 @@ export class SystemContext implements AsyncDisposable {
     if (x !== undefined && prelude !== undefined) {
       x.prelude = undefined;
       if (this._state === LIVE) this.#walk(false, errors);
-      await settle(prelude, errors);
+      const pending = start(prelude, errors);
+      if (pending !== undefined) await settlePending(pending, errors);
     }
     this.#walk(true, errors);
     await this.#drive(errors, deadline);
@@ -717,7 +718,8 @@ export class SystemContext implements AsyncDisposable {
         const prelude = x?.prelude;
         if (x !== undefined && prelude !== undefined) {
           x.prelude = undefined;
-          await settle(prelude, f.errors);
+          const pending = start(prelude, f.errors);
+          if (pending !== undefined) await settlePending(pending, f.errors);
         }
         continue;
       }

@@ -129,8 +129,8 @@ export async function settle(fn: Cleanup, errors: unknown[]): Promise<void> {
   }
 }
 
-/** Runs `fn`; a thrown error is recorded. Returns its thenable result to await, if any. */
-function start(fn: Cleanup, errors: unknown[]): PromiseLike<unknown> | undefined {
+/** @internal Runs `fn`; a thrown error is recorded. Returns its thenable result to await, if any. */
+export function start(fn: Cleanup, errors: unknown[]): PromiseLike<unknown> | undefined {
   try {
     const r = fn();
     if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') return r as PromiseLike<unknown>;
@@ -140,7 +140,8 @@ function start(fn: Cleanup, errors: unknown[]): PromiseLike<unknown> | undefined
   return undefined;
 }
 
-async function settlePending(p: PromiseLike<unknown>, errors: unknown[]): Promise<void> {
+/** @internal Awaits what {@link start} returned, recording a rejection. */
+export async function settlePending(p: PromiseLike<unknown>, errors: unknown[]): Promise<void> {
   try {
     await p;
   } catch (err) {

@@ -50,6 +50,8 @@ export class Layers<E> {
   readonly #scoped = new Map<object, Layer<E>>();
   /** Replaced, never mutated (copy-on-write): a notification iterates it without a copy. */
   #listeners: readonly ((change: LayerChange<E>) => void)[] = [];
+  /** How many listeners want additions too (a registration with none builds no change record). */
+  #adds = 0;
   #globalMerged: ReadonlyMap<string, E> | undefined;
   /** Bumped on every change of any layer. */
   version = 0;
@@ -65,9 +67,24 @@ export class Layers<E> {
 
   /** Adds a change listener (called synchronously after each add and remove). */
   onChange(fn: (change: LayerChange<E>) => void): () => void {
-    this.#listeners = [...this.#listeners, fn];
+    return this.#listen(fn, true);
+  }
+
+  /** Adds a listener told only of removals (after each one). */
+  onRemove(fn: (change: LayerChange<E>) => void): () => void {
+    return this.#listen(fn, false);
+  }
+
+  #listen(fn: (change: LayerChange<E>) => void, adds: boolean): () => void {
+    const listener = adds ? fn : (c: LayerChange<E>): void => void (c.kind === 'remove' && fn(c));
+    this.#listeners = [...this.#listeners, listener];
+    if (adds) this.#adds++;
+    let on = true;
     return () => {
-      this.#listeners = this.#listeners.filter((l) => l !== fn);
+      if (!on) return;
+      on = false;
+      this.#listeners = this.#listeners.filter((l) => l !== listener);
+      if (adds) this.#adds--;
     };
   }
 
@@ -93,7 +110,7 @@ export class Layers<E> {
     this.#insert(entry);
     let unown: (() => void) | undefined;
     try {
-      this.#notify({ kind: 'add', entry }, true);
+      if (this.#adds > 0) this.#notify({ kind: 'add', entry }, true);
       unown = ctx.onDispose(() => this.#delete(entry));
     } catch (err) {
       this.#delete(entry, false);

@@ -77,11 +77,12 @@ export class ToolRegistry {
     this.options = options;
     this.#validators = new ValidatorCache(options.defaultDialect);
     this.layers = new Layers<Tool>('tool', server);
-    this.layers.onChange((c) => {
-      if (c.kind === 'remove') this.releaseValidator(c.entry.value);
-    });
-    this.layers.onChange((c) => {
-      if (c.kind === 'remove') this.#unregistered(c.entry.value, c.entry.ctx);
+    this.layers.onRemove((c) => {
+      try {
+        this.releaseValidator(c.entry.value);
+      } finally {
+        this.#unregistered(c.entry.value, c.entry.ctx);
+      }
     });
     server._leakProbes.add(() => {
       const out: string[] = [];

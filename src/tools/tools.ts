@@ -12,7 +12,7 @@ import type { EventBus } from '../events/bus.js';
 import { Layers, RegistrationError, scopeLabel } from '../scope/layers.js';
 import { NotLosslessJsonError, snapshotJson, thawJson, type JsonObject } from './lossless-json.js';
 import { RELEASED_VALIDATORS_MAX, ValidatorCache } from './schema/validator-cache.js';
-import { snapshotParameters } from './schema/parameters.js';
+import { snapshotParametersOf } from './schema/parameters.js';
 import { standardTarget } from './schema/dialects.js';
 import { readToolsPluginOptions, type ReadToolsPluginOptions, type ToolsPluginOptions } from './schema/plugin-options.js';
 import { executeCall } from './pipeline.js';
@@ -21,6 +21,20 @@ import { CallGroup } from './in-flight.js';
 import { ownedBy } from '../disposal/owned.js';
 import { ContextView } from '../scope/context-view.js';
 import { assertReadableScope } from '../scope/live.js';
+
+/** @internal The parameters step of `snapshotDefinition`: a snapshot, then (last) the interning. */
+export interface ParameterSteps<S> {
+  readonly snapshot: (toolName: string, raw: unknown, target: string) => S;
+  readonly intern: (toolName: string, snap: S) => JsonObject;
+}
+
+/** @internal What the registry's snapshot step hands its intern step. */
+interface RawParameters {
+  readonly raw: unknown;
+  readonly params: JsonObject;
+  readonly template: JsonObject | undefined;
+  readonly standard: boolean;
+}
 
 /** @internal One restriction of a scope. */
 interface RestrictionRecord {
@@ -228,23 +242,39 @@ export class ToolRegistry {
   }
 
   /**
-   * Snapshots a definition's raw `parameters` (see `snapshotParameters`) and interns
-   * them ({@link ToolRegistry.acquireParameters}). The interned parameters are kept per
-   * raw schema object as the template of its next snapshot: registering the same
-   * unchanged schema object again (every agent registering the same tools) still reads
-   * and checks it all, but copies, freezes and serializes nothing. The last
-   * `RELEASED_VALIDATORS_MAX` raw objects are kept (strongly) for this.
+   * The parameters step of `Tools.register`, in two halves around the rest of the
+   * definition's checks: `snapshot` takes the definition's raw `parameters` (see
+   * `snapshotParameters`), against a template when the same raw schema object was
+   * registered recently; `intern` runs last, once nothing else can refuse the definition,
+   * and takes the validator reference ({@link ToolRegistry.acquireParameters}).
+   *
+   * The template is the interned parameters last made from that raw object: registering the
+   * same unchanged schema object again (every agent registering the same tools) still reads
+   * and checks all of it, but copies, freezes and serializes nothing. The last
+   * `RELEASED_VALIDATORS_MAX` raw JSON Schema objects used are kept (strongly) for this;
+   * Standard Schemas are converted anew each time, so none of them is kept.
    */
-  readonly internParameters = (toolName: string, raw: unknown, target: string): JsonObject => {
-    const templates = this.#templates;
-    const template = raw !== null && typeof raw === 'object' ? templates.get(raw) : undefined;
-    const params = this.#validators.acquire(toolName, snapshotParameters(toolName, raw, target, template));
-    if (raw !== null && typeof raw === 'object' && params !== template) {
-      templates.delete(raw);
-      templates.set(raw, params);
-      if (templates.size > RELEASED_VALIDATORS_MAX) templates.delete(templates.keys().next().value as object);
-    }
-    return params;
+  readonly parameterSteps: ParameterSteps<RawParameters> = {
+    snapshot: (toolName, raw, target) => {
+      const template = raw !== null && typeof raw === 'object' ? this.#templates.get(raw) : undefined;
+      const { params, standard } = snapshotParametersOf(toolName, raw, target, template);
+      return { raw, params, template, standard };
+    },
+    intern: (toolName, snap) => {
+      const params = this.#validators.acquire(toolName, snap.params);
+      const raw = snap.raw;
+      if (!snap.standard && raw !== null && typeof raw === 'object') {
+        const templates = this.#templates;
+        // Oldest first. A hit moves to the end only when it is the oldest (the next one
+        // out): a schema in constant use is never evicted, and a hit rarely writes the Map.
+        if (params !== snap.template || templates.keys().next().value === raw) {
+          templates.delete(raw);
+          templates.set(raw, params);
+          if (templates.size > RELEASED_VALIDATORS_MAX) templates.delete(templates.keys().next().value as object);
+        }
+      }
+      return params;
+    },
   };
 
   /** Drops one reference to a tool's interned parameters (see {@link ValidatorCache.release}). */
@@ -319,7 +349,7 @@ export class Tools extends ContextView<ToolRegistry> {
     const reg = this.registry;
     // The parameters are interned last, once everything else was checked: a refused
     // definition holds no validator reference.
-    const tool = snapshotDefinition(definition, standardTarget(reg.options.defaultDialect), reg.internParameters);
+    const tool = snapshotDefinition(definition, standardTarget(reg.options.defaultDialect), reg.parameterSteps);
     try {
       return this.registry.layers.add(ctx, tool.name, tool);
     } catch (err) {
@@ -493,11 +523,7 @@ function copyNames(value: unknown, field: string): string[] | undefined {
  * @internal Snapshots a definition into a deep-frozen stored tool; a Standard Schema
  * `parameters` is converted to JSON Schema with `target` (the registry's default dialect).
  */
-export function snapshotDefinition(
-  def: unknown,
-  target = 'draft-07',
-  intern: (tool: string, raw: unknown, target: string) => JsonObject = (tool, raw, t) => snapshotParameters(tool, raw, t),
-): Tool {
+export function snapshotDefinition<S>(def: unknown, target: string, steps: ParameterSteps<S>): Tool {
   if (def === null || typeof def !== 'object') {
     throw new TypeError(`Tools.register(definition): definition must be an object { name, description, parameters, execute }, got ${describeValue(def)}.`);
   }
@@ -519,10 +545,11 @@ export function snapshotDefinition(
   if (timeoutMs !== undefined && (typeof timeoutMs !== 'number' || !Number.isFinite(timeoutMs) || timeoutMs <= 0 || timeoutMs > 2_147_483_647)) {
     throw new TypeError(`Tools.register(${name}): timeoutMs must be a positive number of milliseconds, got ${describeValue(timeoutMs)}.`);
   }
-  const annotationsSnap = annotations === undefined ? undefined : snapshotAnnotations(name, annotations);
-  const params = intern(name, parameters, target);
+  const snap = steps.snapshot(name, parameters, target);
   const bound = Object.freeze((execute as (...a: unknown[]) => unknown).bind(def));
-  const tool: { -readonly [K in keyof Tool]: Tool[K] } = { name, description, parameters: params, execute: bound };
+  const annotationsSnap = annotations === undefined ? undefined : snapshotAnnotations(name, annotations);
+  // Last: nothing after it can throw, so a refused definition holds no validator reference.
+  const tool: { -readonly [K in keyof Tool]: Tool[K] } = { name, description, parameters: steps.intern(name, snap), execute: bound };
   if (timeoutMs !== undefined) tool.timeoutMs = timeoutMs as number;
   if (annotationsSnap !== undefined) tool.annotations = annotationsSnap;
   return Object.freeze(tool);

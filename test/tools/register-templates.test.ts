@@ -3,7 +3,10 @@
  * of its next snapshot. The template may only save work: what is stored and enforced is
  * always the schema object as it is at that register.
  */
+import v8 from 'node:v8';
+import vm from 'node:vm';
 import { createScope, Tools } from '../../src/index.js';
+import { RELEASED_VALIDATORS_MAX } from '../../src/tools/schema/validator-cache.js';
 import { toolRegistryOf } from '../../src/tools/tools.js';
 import { tool, toolServer } from './helpers.js';
 
@@ -71,5 +74,48 @@ describe('Tools.register with a schema object registered before', () => {
     expect(toolRegistryOf(server)?.validatorCount).toBe(1);
     await server.dispose();
     expect(toolRegistryOf(server)?.validatorCount).toBe(0);
+  });
+});
+
+describe('what the templates keep alive', () => {
+  // A real full GC, to see which raw schema objects the registry still holds.
+  const gc = (): void => {
+    const g = (globalThis as { gc?: () => void }).gc ?? (v8.setFlagsFromString('--expose_gc'), vm.runInNewContext('gc') as () => void);
+    g();
+  };
+  const collected = async (ref: WeakRef<object>): Promise<boolean> => {
+    for (let i = 0; i < 3; i++) {
+      await new Promise((r) => setTimeout(r, 0));
+      gc();
+    }
+    return ref.deref() === undefined;
+  };
+
+  test('a raw schema object is kept for at most RELEASED_VALIDATORS_MAX newer ones, then let go', async () => {
+    const { server, app } = await toolServer();
+    let first!: WeakRef<object>;
+    (() => {
+      const raw = { type: 'object', properties: { first: { type: 'string' } } };
+      first = new WeakRef(raw);
+      app.get(Tools).register(tool('first', () => 'x', { parameters: raw }))();
+    })();
+    for (let i = 0; i < RELEASED_VALIDATORS_MAX; i++) {
+      app.get(Tools).register(tool(`t${i}`, () => 'x', { parameters: { type: 'object', properties: { [`p${i}`]: { type: 'string' } } } }))();
+    }
+    expect(await collected(first)).toBe(true);
+    await server.dispose();
+  });
+
+  test('a Standard Schema object is never kept (it is converted anew each time)', async () => {
+    const { server, app } = await toolServer();
+    let ref!: WeakRef<object>;
+    (() => {
+      const jsonSchema = { type: 'object', properties: { q: { type: 'string' } } };
+      const standard = { '~standard': { version: 1, vendor: 'test', jsonSchema: { input: () => jsonSchema, output: () => jsonSchema } } };
+      ref = new WeakRef(standard);
+      app.get(Tools).register(tool('std', () => 'x', { parameters: standard as never }))();
+    })();
+    expect(await collected(ref)).toBe(true);
+    await server.dispose();
   });
 });

@@ -18,6 +18,14 @@ import { convertStandardSchema, isStandardSchemaCandidate, STANDARD_KEY } from '
  *   ToolSchemaError when a Standard Schema can not be converted.
  */
 export function snapshotParameters(tool: string, parameters: unknown, target: string, template?: JsonObject): JsonObject {
+  return snapshotParametersOf(tool, parameters, target, template).params;
+}
+
+/**
+ * @internal {@link snapshotParameters}, also saying whether `parameters` was a Standard
+ * Schema (converted: its snapshot can not serve as the template of the next one).
+ */
+export function snapshotParametersOf(tool: string, parameters: unknown, target: string, template?: JsonObject): { params: JsonObject; standard: boolean } {
   let source = parameters;
   let standard = false;
   if (parameters !== null && typeof parameters === 'object') {
@@ -42,5 +50,5 @@ export function snapshotParameters(tool: string, parameters: unknown, target: st
     const got = describeValue(params);
     throw new TypeError(`Tools.register(${tool}): parameters must be a JSON Schema object, got ${standard ? `${got} from its Standard Schema` : got}.`);
   }
-  return params as JsonObject;
+  return { params: params as JsonObject, standard };
 }

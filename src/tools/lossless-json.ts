@@ -139,13 +139,11 @@ function visit(v: unknown, t: JsonValue | undefined, st: SnapshotState, depth: n
   // The template is reused whole while every key so far matched it (same key, same place);
   // a child is visited against the template's child of the same key wherever it is.
   const tobj = objectTemplate(t);
-  let tkeys: string[] | undefined;
-  let match = tobj !== undefined && (tkeys = Object.keys(tobj)).length === keys.length;
+  let match = tobj !== undefined && sameKeys(tobj, keys);
   let out: Record<string, JsonValue> | undefined;
   for (let i = 0; i < keys.length; i++) {
     const k = keys[i] as string;
     let tc: JsonValue | undefined;
-    if (match && (tkeys as string[])[i] !== k) match = false;
     if (tobj !== undefined && Object.hasOwn(tobj, k)) tc = tobj[k];
     let child: JsonValue;
     try {
@@ -165,6 +163,13 @@ function visit(v: unknown, t: JsonValue | undefined, st: SnapshotState, depth: n
   }
   if (out === undefined) return match ? (tobj as JsonObject) : Object.freeze({});
   return Object.freeze(out);
+}
+
+/** Whether the (frozen, plain) template has exactly `keys`, in that order; allocates nothing. */
+function sameKeys(tobj: JsonObject, keys: readonly string[]): boolean {
+  let i = 0;
+  for (const k in tobj) if (i >= keys.length || keys[i++] !== k) return false;
+  return i === keys.length;
 }
 
 function setKey(out: Record<string, JsonValue>, k: string, child: JsonValue): void {

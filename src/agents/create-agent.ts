@@ -73,7 +73,7 @@ export async function createAgent(view: Agents, options: CreateAgentOptions, ste
       throw new AgentError(id, `${call}({ id: "${id}", parent }): parent agent "${parent.id}" is disposed; a subagent needs a live parent.`);
     }
   }
-  viewCtx._live(`${call}({ id: "${id}" })`);
+  if (viewCtx.isDisposed) viewCtx._live(`${call}({ id: "${id}" })`);
   const registry: AgentRegistry = view._registry;
   const holder = registry.holder(id);
   if (holder !== undefined && !holder.isDisposed) {

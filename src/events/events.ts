@@ -76,7 +76,7 @@ export class Events extends ContextView<EventBus> {
     const prepend = options?.prepend === true;
     const global = options?.global === true;
     const ctx = this.context;
-    ctx._live(`Events.on("${name}")`);
+    if (ctx.isDisposed) ctx._live(`Events.on("${name}")`);
     const rec: ListenerRecord = { name, fn: listener as Listener, scope: ctx._scopeKey, global, ctx, removed: false };
     return ownedBy(ctx, this.registry.add(rec, prepend));
   }

@@ -93,7 +93,7 @@ export class Layers<E> {
    * Returns an idempotent disposer.
    */
   add(ctx: SystemContext, name: string, value: E): () => void {
-    ctx._live(`registering ${this.#kind} "${name}"`);
+    if (ctx.isDisposed) ctx._live(`registering ${this.#kind} "${name}"`); // the message only for the error
     const scope = ctx._scopeKey;
     const layer = scope === undefined ? this.#global : this.#scoped.get(scope);
     if (layer?.entries.has(name)) {

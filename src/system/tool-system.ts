@@ -231,7 +231,7 @@ function callToolSystem(sys: System, toolArgs: unknown, execution: ToolExecution
     if (!(ctx instanceof SystemContextClass)) {
       throw new TypeError(`${labelOf(sys, execution)}: the third argument must be the calling SystemContext (execute(args, execution, ctx)), got ${describeValue(ctx)}.`);
     }
-    ctx._live(`${labelOf(sys, execution)}`);
+    if (ctx.isDisposed) ctx._live(`${labelOf(sys, execution)}`);
     label = labelOf(sys, execution);
     const mode = sys._borrows ?? ctx.server.options.borrows;
     if (mode === 'fail') {

@@ -28,12 +28,20 @@ export interface ParameterSteps<S> {
   readonly intern: (toolName: string, snap: S) => JsonObject;
 }
 
+/** @internal A raw schema object's template: the interned parameters last made from it. */
+interface Template {
+  readonly params: JsonObject;
+  /** Registered again since it was (re)inserted (its second chance against eviction). */
+  used: boolean;
+}
+
 /** @internal What the registry's snapshot step hands its intern step. */
 interface RawParameters {
   readonly raw: unknown;
   readonly params: JsonObject;
   readonly template: JsonObject | undefined;
   readonly standard: boolean;
+  readonly entry: Template | undefined;
 }
 
 /** @internal One restriction of a scope. */
@@ -83,7 +91,7 @@ export class ToolRegistry {
    * oldest dropped first. A bounded `Map` rather than a `WeakMap`: a `WeakMap` that once
    * held 5,000 schemas keeps its grown table after they are gone (issue 9's heap row).
    */
-  readonly #templates = new Map<object, JsonObject>();
+  readonly #templates = new Map<object, Template>();
 
   constructor(server: Server, bus: EventBus, options: ReadToolsPluginOptions = { defaultDialect: 'draft-07' }) {
     this.server = server;
@@ -256,21 +264,31 @@ export class ToolRegistry {
    */
   readonly parameterSteps: ParameterSteps<RawParameters> = {
     snapshot: (toolName, raw, target) => {
-      const template = raw !== null && typeof raw === 'object' ? this.#templates.get(raw) : undefined;
+      const entry = raw !== null && typeof raw === 'object' ? this.#templates.get(raw) : undefined;
+      const template = entry?.params;
       const { params, standard } = snapshotParametersOf(toolName, raw, target, template);
-      return { raw, params, template, standard };
+      return { raw, params, template, standard, entry };
     },
     intern: (toolName, snap) => {
       const params = this.#validators.acquire(toolName, snap.params);
       const raw = snap.raw;
-      if (!snap.standard && raw !== null && typeof raw === 'object') {
-        const templates = this.#templates;
-        // Oldest first. A hit moves to the end only when it is the oldest (the next one
-        // out): a schema in constant use is never evicted, and a hit rarely writes the Map.
-        if (params !== snap.template || templates.keys().next().value === raw) {
-          templates.delete(raw);
-          templates.set(raw, params);
-          if (templates.size > RELEASED_VALIDATORS_MAX) templates.delete(templates.keys().next().value as object);
+      if (snap.standard || raw === null || typeof raw !== 'object') return params;
+      const entry = snap.entry;
+      if (entry !== undefined && params === entry.params) {
+        entry.used = true; // a hit: one field write
+        return params;
+      }
+      const templates = this.#templates;
+      templates.delete(raw);
+      templates.set(raw, { params, used: false });
+      // Oldest first, with a second chance: an entry used since it was (re)inserted goes
+      // back to the end instead of out, so a schema in constant use is never evicted.
+      while (templates.size > RELEASED_VALIDATORS_MAX) {
+        const [oldest, e] = templates.entries().next().value as [object, Template];
+        templates.delete(oldest);
+        if (e.used) {
+          e.used = false;
+          templates.set(oldest, e);
         }
       }
       return params;

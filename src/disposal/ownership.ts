@@ -121,12 +121,8 @@ export class Ownership {
 
 /** @internal Runs `fn`, awaiting its result, and records a failure instead of throwing. */
 export async function settle(fn: Cleanup, errors: unknown[]): Promise<void> {
-  try {
-    const r = fn();
-    if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') await r;
-  } catch (err) {
-    collect(err, errors);
-  }
+  const pending = start(fn, errors);
+  if (pending !== undefined) await settlePending(pending, errors);
 }
 
 /** @internal Runs `fn`; a thrown error is recorded. Returns its thenable result to await, if any. */

@@ -12,7 +12,7 @@ import type { EventBus } from '../events/bus.js';
 import { Layers, RegistrationError, scopeLabel } from '../scope/layers.js';
 import { NotLosslessJsonError, snapshotJson, thawJson, type JsonObject } from './lossless-json.js';
 import { RELEASED_VALIDATORS_MAX, ValidatorCache } from './schema/validator-cache.js';
-import { snapshotParametersOf } from './schema/parameters.js';
+import { snapshotParameters } from './schema/parameters.js';
 import { standardTarget } from './schema/dialects.js';
 import { readToolsPluginOptions, type ReadToolsPluginOptions, type ToolsPluginOptions } from './schema/plugin-options.js';
 import { executeCall } from './pipeline.js';
@@ -39,8 +39,8 @@ interface Template {
 interface RawParameters {
   readonly raw: unknown;
   readonly params: JsonObject;
-  readonly template: JsonObject | undefined;
   readonly standard: boolean;
+  /** The template the snapshot was taken against, if any. */
   readonly entry: Template | undefined;
 }
 
@@ -238,23 +238,13 @@ export class ToolRegistry {
   }
 
   /**
-   * Interns a tool's parameters: identical schemas (by JSON text) share one deep-frozen
-   * object and one compiled ajv validator, reference-counted; released ones are kept in a
-   * bounded LRU for the next agent with the same tools. Returns the shared parameters.
-   *
-   * @throws ToolSchemaError (a TypeError naming the tool and the schema path) when the
-   *   schema is refused (SPEC §11.1).
-   */
-  acquireParameters(toolName: string, params: JsonObject): JsonObject {
-    return this.#validators.acquire(toolName, params);
-  }
-
-  /**
    * The parameters step of `Tools.register`, in two halves around the rest of the
    * definition's checks: `snapshot` takes the definition's raw `parameters` (see
    * `snapshotParameters`), against a template when the same raw schema object was
    * registered recently; `intern` runs last, once nothing else can refuse the definition,
-   * and takes the validator reference ({@link ToolRegistry.acquireParameters}).
+   * and takes the validator reference: identical schemas (by JSON text) share one
+   * deep-frozen object and one compiled validator, reference-counted (see `ValidatorCache`;
+   * refused with a `ToolSchemaError` naming the tool and the schema path).
    *
    * The template is the interned parameters last made from that raw object: registering the
    * same unchanged schema object again (every agent registering the same tools) still reads
@@ -265,9 +255,8 @@ export class ToolRegistry {
   readonly parameterSteps: ParameterSteps<RawParameters> = {
     snapshot: (toolName, raw, target) => {
       const entry = raw !== null && typeof raw === 'object' ? this.#templates.get(raw) : undefined;
-      const template = entry?.params;
-      const { params, standard } = snapshotParametersOf(toolName, raw, target, template);
-      return { raw, params, template, standard, entry };
+      const { params, standard } = snapshotParameters(toolName, raw, target, entry?.params);
+      return { raw, params, standard, entry };
     },
     intern: (toolName, snap) => {
       const params = this.#validators.acquire(toolName, snap.params);

@@ -12,20 +12,14 @@ import { convertStandardSchema, isStandardSchemaCandidate, STANDARD_KEY } from '
  * snapshotted with a non-enumerable `~standard` (as `z.toJSONSchema()` output has) left
  * out. The schema itself is checked later, when it is compiled. With a `template` (an
  * earlier snapshot of the same object), the parts equal to it are the template's own.
+ * `standard` says whether it was a Standard Schema (converted: its snapshot can not serve
+ * as the template of the next one).
  *
  * @throws NotLosslessJsonError (`tool parameters must be losslessly JSON-serializable`)
  *   for values JSON can not carry; TypeError when the result is not a JSON object;
  *   ToolSchemaError when a Standard Schema can not be converted.
  */
-export function snapshotParameters(tool: string, parameters: unknown, target: string, template?: JsonObject): JsonObject {
-  return snapshotParametersOf(tool, parameters, target, template).params;
-}
-
-/**
- * @internal {@link snapshotParameters}, also saying whether `parameters` was a Standard
- * Schema (converted: its snapshot can not serve as the template of the next one).
- */
-export function snapshotParametersOf(tool: string, parameters: unknown, target: string, template?: JsonObject): { params: JsonObject; standard: boolean } {
+export function snapshotParameters(tool: string, parameters: unknown, target: string, template?: JsonObject): { params: JsonObject; standard: boolean } {
   let source = parameters;
   let standard = false;
   if (parameters !== null && typeof parameters === 'object') {

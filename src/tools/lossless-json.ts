@@ -63,24 +63,33 @@ export function snapshotJson(value: unknown, what: string, root: string, ignored
  * frozen. The checks and the read-once rule are exactly those of {@link snapshotJson}.
  */
 export function snapshotJsonLike(value: unknown, template: JsonValue | undefined, what: string, root: string, ignoredHiddenKey?: string): JsonValue {
-  // The hot path (every call's arguments) allocates nothing but the copy: ancestors are a
-  // stack indexed by depth, and a refusal's path is built only when one is thrown.
-  const st: SnapshotState = { ancestors: [], ignoredHiddenKey };
+  // The hot path (every call's arguments, every register's parameters) allocates nothing
+  // but the copy: the ancestors are a shared stack indexed by depth (a fresh one when a
+  // getter or proxy trap snapshots re-entrantly), and a refusal's path is built only when
+  // one is thrown.
+  const outer = ancestorsInUse;
+  const ancestors = outer ? [] : sharedAncestors;
+  ancestorsInUse = true;
   try {
-    return visit(value, template, st, 0);
+    return visit(value, template, ancestors, ignoredHiddenKey, 0);
   } catch (err) {
     if (err instanceof Refusal) throw new NotLosslessJsonError(what, root + err.segments.reverse().join(''), err.reason);
     if (err instanceof NotLosslessJsonError) throw err;
     // a throwing getter or proxy trap, or a stack overflow
     throw new NotLosslessJsonError(what, root, `could not be read: ${err instanceof Error ? err.message : String(err)}`);
+  } finally {
+    ancestorsInUse = outer;
+    // Drop the references (the values are the caller's). The slots this call set are a
+    // prefix (depth d is set only below depths 0..d-1), and the ones after it were
+    // cleared by earlier calls.
+    if (!outer) for (let i = 0; i < ancestors.length && ancestors[i] !== undefined; i++) ancestors[i] = undefined as unknown as object;
   }
 }
 
-interface SnapshotState {
-  /** `ancestors[i]` is the object at depth `i` on the path being visited. */
-  readonly ancestors: object[];
-  readonly ignoredHiddenKey: string | undefined;
-}
+/** `sharedAncestors[i]` is the object at depth `i` on the path being visited. */
+const sharedAncestors: object[] = [];
+/** Whether a snapshot is using {@link sharedAncestors} (a re-entrant one takes its own). */
+let ancestorsInUse = false;
 
 /** A refusal on its way up: each level adds its path segment (`.key` or `[i]`). */
 class Refusal {
@@ -88,48 +97,26 @@ class Refusal {
   constructor(readonly reason: string) {}
 }
 
-/** `t` as a plain template object (not an array), else `undefined`. */
-function objectTemplate(t: JsonValue | undefined): JsonObject | undefined {
-  return t !== null && typeof t === 'object' && !Array.isArray(t) ? (t as JsonObject) : undefined;
-}
-
-function visit(v: unknown, t: JsonValue | undefined, st: SnapshotState, depth: number): JsonValue {
-  switch (typeof v) {
-    case 'string':
-    case 'boolean':
-      return v;
-    case 'number':
-      if (!Number.isFinite(v)) throw new Refusal(`is ${v} (JSON has no NaN or Infinity)`);
-      if (Object.is(v, -0)) throw new Refusal('is -0 (JSON turns it into 0)');
-      return v;
-    case 'undefined':
-      throw new Refusal('is undefined (JSON drops it)');
-    case 'bigint':
-      throw new Refusal('is a bigint');
-    case 'symbol':
-      throw new Refusal('is a symbol');
-    case 'function':
-      throw new Refusal('is a function');
-  }
+function visit(v: unknown, t: JsonValue | undefined, ancestors: object[], hidden: string | undefined, depth: number): JsonValue {
+  if (typeof v !== 'object') return primitive(v);
   if (v === null) return null;
-  const obj = v as object;
   if (depth >= MAX_JSON_DEPTH) throw new Refusal(`is nested deeper than ${MAX_JSON_DEPTH} levels`);
-  const ancestors = st.ancestors;
-  for (let i = 0; i < depth; i++) if (ancestors[i] === obj) throw new Refusal('is a cycle (it contains itself)');
-  ancestors[depth] = obj;
-  if (Array.isArray(obj)) return visitArray(obj, Array.isArray(t) ? (t as readonly JsonValue[]) : undefined, st, depth);
-  const proto = Object.getPrototypeOf(obj) as object | null;
+  for (let i = 0; i < depth; i++) if (ancestors[i] === v) throw new Refusal('is a cycle (it contains itself)');
+  ancestors[depth] = v;
+  if (Array.isArray(v)) return visitArray(v, Array.isArray(t) ? (t as readonly JsonValue[]) : undefined, ancestors, hidden, depth);
+  const proto = Object.getPrototypeOf(v) as object | null;
   if (proto !== Object.prototype && proto !== null) {
     const name = (proto as { constructor?: { name?: string } }).constructor?.name ?? 'unknown';
     throw new Refusal(`is a ${name} instance (only plain objects and arrays are JSON)`);
   }
+  const obj = v as Record<string, unknown>;
   const keys = Object.keys(obj);
+  const n = keys.length;
   // Names and symbols apart: both are far cheaper than Reflect.ownKeys on V8.
   let names = Object.getOwnPropertyNames(obj);
-  if (names.length !== keys.length) {
-    const hidden = st.ignoredHiddenKey;
+  if (names.length !== n) {
     if (hidden !== undefined && names.includes(hidden) && !keys.includes(hidden)) names = names.filter((k) => k !== hidden);
-    if (names.length !== keys.length) {
+    if (names.length !== n) {
       const odd = names.find((k) => !keys.includes(k));
       throw new Refusal(`has a non-enumerable property "${String(odd)}"`);
     }
@@ -138,16 +125,16 @@ function visit(v: unknown, t: JsonValue | undefined, st: SnapshotState, depth: n
   if (symbols.length > 0) throw new Refusal(`has a symbol key ${String(symbols[0])}`);
   // The template is reused whole while every key so far matched it (same key, same place);
   // a child is visited against the template's child of the same key wherever it is.
-  const tobj = objectTemplate(t);
+  const tobj = t !== null && typeof t === 'object' && !Array.isArray(t) ? (t as JsonObject) : undefined;
   let match = tobj !== undefined && sameKeys(tobj, keys);
   let out: Record<string, JsonValue> | undefined;
-  for (let i = 0; i < keys.length; i++) {
+  for (let i = 0; i < n; i++) {
     const k = keys[i] as string;
-    let tc: JsonValue | undefined;
-    if (tobj !== undefined && Object.hasOwn(tobj, k)) tc = tobj[k];
+    // with matching keys, the template has k; otherwise look it up
+    const tc = match ? (tobj as JsonObject)[k] : tobj !== undefined && Object.hasOwn(tobj, k) ? tobj[k] : undefined;
     let child: JsonValue;
     try {
-      child = visit((obj as Record<string, unknown>)[k], tc, st, depth + 1);
+      child = visit(obj[k], tc, ancestors, hidden, depth + 1);
     } catch (err) {
       if (err instanceof Refusal) err.segments.push(`.${k}`);
       throw err;
@@ -165,6 +152,27 @@ function visit(v: unknown, t: JsonValue | undefined, st: SnapshotState, depth: n
   return Object.freeze(out);
 }
 
+/** A non-object value: returned when JSON carries it unchanged, else refused. */
+function primitive(v: unknown): JsonValue {
+  switch (typeof v) {
+    case 'string':
+    case 'boolean':
+      return v;
+    case 'number':
+      if (!Number.isFinite(v)) throw new Refusal(`is ${v} (JSON has no NaN or Infinity)`);
+      if (Object.is(v, -0)) throw new Refusal('is -0 (JSON turns it into 0)');
+      return v;
+    case 'undefined':
+      throw new Refusal('is undefined (JSON drops it)');
+    case 'bigint':
+      throw new Refusal('is a bigint');
+    case 'symbol':
+      throw new Refusal('is a symbol');
+    default:
+      throw new Refusal('is a function');
+  }
+}
+
 /** Whether the (frozen, plain) template has exactly `keys`, in that order; allocates nothing. */
 function sameKeys(tobj: JsonObject, keys: readonly string[]): boolean {
   let i = 0;
@@ -177,7 +185,7 @@ function setKey(out: Record<string, JsonValue>, k: string, child: JsonValue): vo
   else out[k] = child;
 }
 
-function visitArray(arr: unknown[], t: readonly JsonValue[] | undefined, st: SnapshotState, depth: number): JsonValue {
+function visitArray(arr: unknown[], t: readonly JsonValue[] | undefined, ancestors: object[], hidden: string | undefined, depth: number): JsonValue {
   if (Object.getPrototypeOf(arr) !== Array.prototype) throw new Refusal('is an array subclass');
   const len = arr.length;
   const keys = Reflect.ownKeys(arr);
@@ -193,7 +201,7 @@ function visitArray(arr: unknown[], t: readonly JsonValue[] | undefined, st: Sna
   for (let i = 0; i < len; i++) {
     let child: JsonValue;
     try {
-      child = visit(arr[i], tpl?.[i], st, depth + 1);
+      child = visit(arr[i], tpl?.[i], ancestors, hidden, depth + 1);
     } catch (err) {
       if (err instanceof Refusal) err.segments.push(`[${i}]`);
       throw err;

@@ -131,3 +131,53 @@ describe('snapshotJsonLike', () => {
     expect(reads.size).toBe(4);
   });
 });
+
+describe('snapshotJson: the shared ancestor stack', () => {
+  test('a getter that snapshots re-entrantly changes neither snapshot: cycles are still found, and none is invented', () => {
+    const inner = { a: { b: 1 } };
+    const outer: Record<string, unknown> = { x: { y: {} } };
+    let innerResult: JsonValue | undefined;
+    Object.defineProperty(outer.x as object, 'z', {
+      enumerable: true,
+      get: () => {
+        // re-entrant: a deeper snapshot of another value while the outer one is at depth 2
+        innerResult = snapshotJson(inner, 'inner', 'i');
+        return outer; // a cycle back to the root of the outer snapshot
+      },
+    });
+    expect(() => snapshotJson(outer, 'outer', 'o')).toThrow(/o\.x\.z is a cycle/);
+    expect(innerResult).toEqual({ a: { b: 1 } });
+    // a value whose objects sit at the depths the re-entrant snapshot used is no cycle
+    const shared = { k: 1 };
+    const tricky: Record<string, unknown> = { p: {} };
+    Object.defineProperty(tricky.p as object, 'q', {
+      enumerable: true,
+      get: () => {
+        snapshotJson({ deep: { deeper: shared } }, 'inner', 'i');
+        return shared;
+      },
+    });
+    expect(snapshotJson(tricky, 'outer', 'o')).toEqual({ p: { q: { k: 1 } } });
+  });
+
+  test('a snapshot keeps no reference to the value it read (the stack is cleared, also after a refusal)', async () => {
+    const v8 = await import('node:v8');
+    const vm = await import('node:vm');
+    const gc = (globalThis as { gc?: () => void }).gc ?? (v8.setFlagsFromString('--expose_gc'), vm.runInNewContext('gc') as () => void);
+    const refs: WeakRef<object>[] = [];
+    (() => {
+      const ok = { a: { b: { c: 'x' } } };
+      const refused = { a: { b: { c: undefined } } };
+      refs.push(new WeakRef(ok.a.b), new WeakRef(refused.a.b));
+      snapshotJson(ok, 'x', 'p');
+      expect(() => snapshotJson(refused, 'x', 'p')).toThrow(NotLosslessJsonError);
+    })();
+    // a shallower snapshot afterwards must not leave the deeper slots of the earlier ones set
+    snapshotJson({ shallow: 1 }, 'x', 'p');
+    for (let i = 0; i < 10 && refs.some((r) => r.deref() !== undefined); i++) {
+      await new Promise((r) => setImmediate(r));
+      gc();
+    }
+    expect(refs.map((r) => r.deref())).toEqual([undefined, undefined]);
+  });
+});

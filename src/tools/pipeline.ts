@@ -265,7 +265,10 @@ async function authorizeAndRun(reg: ToolRegistry, ctx: SystemContext, state: Cal
   }
   let value: unknown;
   try {
-    value = await callBody(fn as ToolCallFunction | undefined, state, execution, ctx, tool);
+    value = startBody(fn as ToolCallFunction | undefined, state, execution, ctx, tool);
+    // A primitive can not be a thenable: the body returned, with no promise to wait for.
+    if (value !== null && (typeof value === 'object' || typeof value === 'function')) value = await bodySettled(state, value);
+    else state.bodyReturned();
   } catch (err) {
     if (state.decided) return decided(state, callId);
     return errorResult(callId, thrown(err));
@@ -277,7 +280,8 @@ async function authorizeAndRun(reg: ToolRegistry, ctx: SystemContext, state: Cal
   } catch (err) {
     result = errorResult(callId, { code: 'EXECUTION_ERROR', message: `tool "${execution.name}" returned a result that ${notLossless(err)}` });
   }
-  return postExecute(reg, ctx, execution, result);
+  // Without listeners the result is returned as it is (not through another promise).
+  return reg.bus.hasListeners('tools/post-execute', execution.scope) ? postExecute(reg, ctx, execution, result) : result;
 }
 
 /** Whether `execution`'s name still resolves to `tool` for its scope, through a live calling context. */
@@ -286,18 +290,29 @@ function stillResolves(reg: ToolRegistry, ctx: SystemContext, execution: ToolExe
 }
 
 /**
- * Calls the call function under the tool's timeout. While it runs an abort decides the
- * call; once it returned, an abort no longer changes the call's result.
+ * Starts the call function under the tool's timeout and returns what it returned. While
+ * it runs an abort decides the call; once it returned (see {@link bodySettled}), an abort
+ * no longer changes the call's result. When it throws, it has returned.
  */
-function callBody(fn: ToolCallFunction | undefined, state: CallState, execution: ToolExecution, ctx: SystemContext, tool: Tool): Promise<unknown> {
+function startBody(fn: ToolCallFunction | undefined, state: CallState, execution: ToolExecution, ctx: SystemContext, tool: Tool): unknown {
   const timeoutMs = tool.timeoutMs;
   if (timeoutMs !== undefined) state.startTimer(timeoutMs);
   state.bodyRunning = true;
-  let p: Promise<unknown>;
   try {
     // without tools/execute listeners the body is called directly (the seed's checks hold:
     // the call was resolved and not decided just before)
-    p = Promise.resolve(fn === undefined ? tool.execute(execution.arguments, execution, ctx) : fn(execution, ctx));
+    return fn === undefined ? tool.execute(execution.arguments, execution, ctx) : fn(execution, ctx);
+  } catch (err) {
+    state.bodyReturned();
+    throw err;
+  }
+}
+
+/** What the call function returned (an object, maybe a thenable), once it settled; the body has then returned. */
+function bodySettled(state: CallState, returned: unknown): Promise<unknown> {
+  let p: Promise<unknown>;
+  try {
+    p = Promise.resolve(returned); // reads a thenable's `then` once
   } catch (err) {
     p = Promise.reject(err);
   }
@@ -313,10 +328,9 @@ function callBody(fn: ToolCallFunction | undefined, state: CallState, execution:
   );
 }
 
-/** The `tools/post-execute` waterfall: accept (optionally replacing content and output) or block. */
+/** The `tools/post-execute` waterfall (called when it has listeners): accept (optionally replacing content and output) or block. */
 async function postExecute(reg: ToolRegistry, ctx: SystemContext, execution: ToolExecution, result: ToolResult): Promise<ToolResult> {
   const { scope, callId } = execution;
-  if (!reg.bus.hasListeners('tools/post-execute', scope)) return result;
   let decision: unknown;
   try {
     decision = await reg.bus.waterfall(scope, 'tools/post-execute', Object.freeze({ kind: 'accept' }), [execution, result, ctx]);

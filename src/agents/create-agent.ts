@@ -14,9 +14,6 @@ import { Composition } from './composition.js';
 import { AgentError } from './errors.js';
 import type { AgentRegistry } from './registry.js';
 
-/** What an emit without listeners reports. */
-const NO_ERRORS: readonly unknown[] = Object.freeze([]);
-
 /**
  * @internal An extra unpublished step of the create transaction. `signal` aborts (with a
  * `ContextDisposedError`) the moment the agent's teardown starts (its owner, its parent
@@ -92,15 +89,17 @@ export async function createAgent(view: Agents, options: CreateAgentOptions, ste
   agent._composition = group;
   const settleMember = group?.join(agent);
 
-  let abort!: () => void;
-  const aborted = new Promise<'aborted'>((resolve) => {
-    abort = () => resolve('aborted');
-  });
+  // The teardown as a promise is made only when something waits for it (an async step, a
+  // composition); a synchronous setup only checks the flag.
+  const teardown: Teardown = { started: false, resolve: undefined, promise: undefined };
   const controller = steps.beforeSetup !== undefined || steps.prepare !== undefined ? new AbortController() : undefined;
   agent._onAbort(() => {
-    abort();
+    teardown.started = true;
+    teardown.resolve?.('aborted');
     controller?.abort(new ContextDisposedError(`${call}({ id: "${id}" })`, `${agent.ctx.describe()}`));
   });
+  const aborted = (): Promise<'aborted'> =>
+    (teardown.promise ??= teardown.started ? Promise.resolve('aborted') : new Promise<'aborted'>((resolve) => (teardown.resolve = resolve)));
 
   // ---- the agent's own per-agent locals, before any step (SPEC 10.3)
   try {
@@ -125,7 +124,7 @@ export async function createAgent(view: Agents, options: CreateAgentOptions, ste
   for (const [run, phase, own] of phases) {
     let outcome: 'done' | 'aborted';
     try {
-      outcome = await race(run, aborted);
+      outcome = await race(run, teardown, aborted);
     } catch (err) {
       settleMember?.(false);
       if (own) throw await rollbackKeeping(agent, err);
@@ -151,18 +150,19 @@ export async function createAgent(view: Agents, options: CreateAgentOptions, ste
   // ---- the root: wait for the members still running their setup, then publish the group
   const composition = agent._composition;
   if (composition === undefined) {
-    await announce(agent, agent, registry, parent);
+    const announcing = announce(agent, agent, registry, parent);
+    if (announcing !== undefined) await announcing;
     return new AgentHandle(agent);
   }
   for (let i = 0; i < composition.size; i++) {
-    if ((await Promise.race([composition.member(i).ready, aborted])) === 'aborted' || agent.isDisposed) {
+    if ((await Promise.race([composition.member(i).ready, aborted()])) === 'aborted' || agent.isDisposed) {
       throw await rollback(agent, disposedMeanwhile(agent, parent, 'the agents composed with it were running their setup'));
     }
   }
   await announce(agent, agent, registry, parent);
   for (let i = 0; i < composition.size; i++) {
     const { agent: member, ready } = composition.member(i);
-    const settled = await Promise.race([ready, aborted]);
+    const settled = await Promise.race([ready, aborted()]);
     if (settled === 'aborted' || agent.isDisposed) {
       throw await rollback(agent, disposedMeanwhile(agent, parent, `the agent "${member.id}" composed with it was running its setup`));
     }
@@ -174,19 +174,28 @@ export async function createAgent(view: Agents, options: CreateAgentOptions, ste
   return new AgentHandle(agent);
 }
 
+/** Whether the agent's teardown started, and (made on first need) a promise of it. */
+interface Teardown {
+  started: boolean;
+  resolve: ((v: 'aborted') => void) | undefined;
+  promise: Promise<'aborted'> | undefined;
+}
+
 /**
- * Runs one unpublished step (a missing one is an immediate success, still awaited once so
- * a disposal started in the same turn wins) and races it against the agent's teardown.
+ * Runs one unpublished step and races it against the agent's teardown. A step that
+ * returns no object (a synchronous `setup`, or none) is awaited once, so a disposal
+ * started in the same turn still wins; a returned object (a promise, maybe) is raced
+ * against the teardown's promise.
  */
-async function race(run: (() => unknown) | undefined, aborted: Promise<'aborted'>): Promise<'done' | 'aborted'> {
-  let p: Promise<'done'>;
-  try {
-    p = run === undefined ? Promise.resolve('done') : Promise.resolve(run()).then(() => 'done' as const);
-  } catch (err) {
-    p = Promise.reject(err);
+async function race(run: (() => unknown) | undefined, teardown: Teardown, aborted: () => Promise<'aborted'>): Promise<'done' | 'aborted'> {
+  const returned = run === undefined ? undefined : run();
+  if (returned === null || (typeof returned !== 'object' && typeof returned !== 'function')) {
+    await undefined;
+    return teardown.started ? 'aborted' : 'done';
   }
+  const p = Promise.resolve(returned).then(() => 'done' as const); // reads a thenable's `then` once
   p.catch(() => undefined);
-  return Promise.race([p, aborted]);
+  return Promise.race([p, aborted()]);
 }
 
 function disposedMeanwhile(agent: Agent, parent: Agent | undefined, phase: string): AgentError {
@@ -196,24 +205,41 @@ function disposedMeanwhile(agent: Agent, parent: Agent | undefined, phase: strin
   );
 }
 
-/** Publishes `agent` (the root or a member of root's group), then emits `agent/created`; rolls the root back on failure. */
-async function announce(root: Agent, agent: Agent, registry: AgentRegistry, parent: Agent | undefined): Promise<void> {
-  const id = root.id;
-  const whose = agent === root ? '' : ` for the agent "${agent.id}" composed with it`;
+/**
+ * Publishes `agent` (the root or a member of root's group), then emits `agent/created`;
+ * rolls the root back on failure. Without a listener nothing is awaited: it returns
+ * `undefined` (and the create resolves a tick sooner).
+ */
+function announce(root: Agent, agent: Agent, registry: AgentRegistry, parent: Agent | undefined): Promise<void> | undefined {
   registry.publish(agent);
-  // Without a listener, nothing to await (and the create resolves a tick sooner).
-  const errors = registry.bus.hasListeners('agent/created', agent) ? await registry.bus.emit(agent, 'agent/created', [agent]) : NO_ERRORS;
+  if (registry.bus.hasListeners('agent/created', agent)) return announced(root, agent, registry, parent);
+  if (root.isDisposed) return disposedWhileAnnouncing(root, agent, parent);
+  return undefined;
+}
+
+async function announced(root: Agent, agent: Agent, registry: AgentRegistry, parent: Agent | undefined): Promise<void> {
+  const errors = await registry.bus.emit(agent, 'agent/created', [agent]);
   if (errors.length > 0) {
+    const id = root.id;
     const cause = errors.length === 1 ? errors[0] : new AggregateError(errors, `${errors.length} agent/created listeners failed`);
     const undone = root._composition === undefined ? 'the agent was disposed again' : 'the agent and every agent composed with it were disposed again';
-    throw await rollback(root, new AgentError(id, `agent "${id}": an agent/created listener failed${whose}: ${errorText(cause)}; ${undone}.`, { cause }));
+    throw await rollback(root, new AgentError(id, `agent "${id}": an agent/created listener failed${whoseWords(root, agent)}: ${errorText(cause)}; ${undone}.`, { cause }));
   }
-  if (root.isDisposed) {
-    throw await rollback(
-      root,
-      new AgentError(id, `agent "${id}" was disposed while agent/created was being emitted${whose} (${ownerWord(parent)}, or the agent's context, was disposed).`),
-    );
-  }
+  if (root.isDisposed) await disposedWhileAnnouncing(root, agent, parent);
+}
+
+async function disposedWhileAnnouncing(root: Agent, agent: Agent, parent: Agent | undefined): Promise<void> {
+  throw await rollback(
+    root,
+    new AgentError(
+      root.id,
+      `agent "${root.id}" was disposed while agent/created was being emitted${whoseWords(root, agent)} (${ownerWord(parent)}, or the agent's context, was disposed).`,
+    ),
+  );
+}
+
+function whoseWords(root: Agent, agent: Agent): string {
+  return agent === root ? '' : ` for the agent "${agent.id}" composed with it`;
 }
 
 /** Reads each option once, validates it, and never lets a hostile value break the report. */

@@ -733,25 +733,48 @@ export class SystemContext implements AsyncDisposable {
     }
   }
 
-  /** This context's own part of the disposal; `undefined` when it was all synchronous. */
+  /**
+   * This context's own part of the disposal: in-flight work, cleanups, locals, container,
+   * in that order. Synchronous as far as it can be (the first step that has something to
+   * await continues asynchronously); `undefined` when it was all synchronous.
+   */
   #disposeOwn(errors: unknown[], deadline: number): Promise<void> | undefined {
     const x = this._extra;
     const set = x?.inflight;
-    const waits = set !== undefined && set.size > 0 && !allIdle(set);
-    if (!waits && !this.#hasOwnWork()) {
-      // Idle works are still given up, as after any wait.
-      if (set !== undefined && set.size > 0) this.#giveUpIdle(x as Extra, set, errors);
-      this.#release();
-      return undefined;
-    }
-    return this.#disposeOwnAsync(errors, deadline);
+    if (x !== undefined && set !== undefined && set.size > 0 && !allIdle(set)) return this.#afterQuiesce(this.#quiesce(x, errors, deadline), errors);
+    // nothing running: the works (if any) are given up at once, as after a wait
+    if (x !== undefined) this.#quiesceIdle(x, errors);
+    return this.#disposeCleanups(errors);
   }
 
-  async #disposeOwnAsync(errors: unknown[], deadline: number): Promise<void> {
-    const x = this._extra;
-    if (x !== undefined) await this.#quiesce(x, errors, deadline);
-    if (this.#cleanups !== undefined) await this.#cleanups.drain(errors);
-    await this.#disposeLocals(errors);
+  async #afterQuiesce(quiesced: Promise<void>, errors: unknown[]): Promise<void> {
+    await quiesced;
+    const rest = this.#disposeCleanups(errors);
+    if (rest !== undefined) await rest;
+  }
+
+  #disposeCleanups(errors: unknown[]): Promise<void> | undefined {
+    const draining = this.#cleanups?.drain(errors);
+    if (draining !== undefined) return this.#afterCleanups(draining, errors);
+    return this.#disposeRest(errors);
+  }
+
+  async #afterCleanups(draining: Promise<void>, errors: unknown[]): Promise<void> {
+    await draining;
+    const rest = this.#disposeRest(errors);
+    if (rest !== undefined) await rest;
+  }
+
+  /** The locals, then the container, then the release. */
+  #disposeRest(errors: unknown[]): Promise<void> | undefined {
+    const locals = this.#disposeLocals(errors);
+    if (locals !== undefined || this._container !== undefined) return this.#disposeContainer(locals, errors);
+    this.#release();
+    return undefined;
+  }
+
+  async #disposeContainer(locals: Promise<void> | undefined, errors: unknown[]): Promise<void> {
+    if (locals !== undefined) await locals;
     const cont = this._container;
     this._container = undefined;
     if (cont !== undefined) await settle(() => cont.unbindAllAsync(), errors);
@@ -814,6 +837,13 @@ export class SystemContext implements AsyncDisposable {
   }
 
   /** Stops waiting for works that are all idle: each is given up, as after any wait. */
+  /** {@link SystemContext.#quiesce} when nothing is running: no promise, no timer. */
+  #quiesceIdle(x: Extra, errors: unknown[]): void {
+    const set = x.inflight;
+    if (set === undefined || set.size === 0) x.quiesced = true;
+    else this.#giveUpIdle(x, set, errors);
+  }
+
   #giveUpIdle(x: Extra, set: ReadonlySet<InFlight>, errors: unknown[]): void {
     x.quiesced = true;
     for (const w of [...set]) {
@@ -830,19 +860,34 @@ export class SystemContext implements AsyncDisposable {
    * never a global, never an object `server.container` made, never one another live
    * context still holds, never one polestar already disposed.
    */
-  async #disposeLocals(errors: unknown[]): Promise<void> {
+  /**
+   * Disposes the locals this context owns, newest first. Synchronous while their
+   * disposals are: returns `undefined` when all ran, else a promise of the rest.
+   */
+  #disposeLocals(errors: unknown[]): Promise<void> | undefined {
     const locals = this._locals;
-    if (locals === undefined || !this._mayOwn) return;
-    const entries = [...locals.values()];
+    if (locals === undefined || !this._mayOwn) return undefined;
+    return this.#disposeLocalsFrom([...locals.values()], locals.size - 1, errors);
+  }
+
+  #disposeLocalsFrom(entries: readonly ResourceEntry[], from: number, errors: unknown[]): Promise<void> | undefined {
     const server = this.server;
-    for (let i = entries.length - 1; i >= 0; i--) {
-      const e = entries[i];
+    for (let i = from; i >= 0; i--) {
+      const e = entries[i] as ResourceEntry;
       if (!e.counted) continue;
       e.counted = false;
       const v = e.value as object;
       if (server._unhold(v) > 0 || server._isServerValue(v) || !server._claimDisposal(v)) continue;
-      await settle(() => this.#notOwnDisposal(disposeValue(v)), errors);
+      const pending = start(() => this.#notOwnDisposal(disposeValue(v)), errors);
+      if (pending !== undefined) return this.#disposeLocalsAfter(settlePending(pending, errors), entries, i - 1, errors);
     }
+    return undefined;
+  }
+
+  async #disposeLocalsAfter(running: Promise<void>, entries: readonly ResourceEntry[], from: number, errors: unknown[]): Promise<void> {
+    await running;
+    const rest = this.#disposeLocalsFrom(entries, from, errors);
+    if (rest !== undefined) await rest;
   }
 
   /**

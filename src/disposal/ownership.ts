@@ -80,8 +80,11 @@ export class Ownership {
    * `errors`. Each maximal run of adjacent concurrent cleanups is started together
    * (still last registered first) and settles before the next cleanup starts.
    * Cleanups registered while draining run too.
+   *
+   * Synchronous while the cleanups are (most are: a registry entry leaving its layer):
+   * returns `undefined` when everything ran, else a promise of the rest.
    */
-  async drain(errors: unknown[]): Promise<void> {
+  drain(errors: unknown[]): Promise<void> | undefined {
     const stack = this.#stack;
     while (stack.length > 0) {
       const slot = stack.pop();
@@ -93,9 +96,8 @@ export class Ownership {
       slot.fn = undefined;
       this.#live--;
       if (!slot.concurrent) {
-        // A synchronous cleanup (most: a registry entry leaving its layer) costs no await.
         const pending = start(fn, errors);
-        if (pending !== undefined) await settlePending(pending, errors);
+        if (pending !== undefined) return this.#drainAfter(settlePending(pending, errors), errors);
         continue;
       }
       const batch: Promise<void>[] = [settle(fn, errors)];
@@ -113,9 +115,17 @@ export class Ownership {
         this.#live--;
         batch.push(settle(f, errors));
       }
-      await Promise.all(batch);
+      return this.#drainAfter(Promise.all(batch), errors);
     }
     this.#holes = 0;
+    return undefined;
+  }
+
+  /** Awaits `running` (which never rejects), then drains the rest. */
+  async #drainAfter(running: Promise<unknown>, errors: unknown[]): Promise<void> {
+    await running;
+    const rest = this.drain(errors);
+    if (rest !== undefined) await rest;
   }
 }
 

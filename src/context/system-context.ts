@@ -67,8 +67,17 @@ class Extra {
 interface Frame {
   readonly node: SystemContext;
   readonly errors: unknown[];
-  /** Settles the node's memoized promise; `undefined` for the context whose `dispose()` runs the drive. */
-  readonly done: ((errors: unknown[]) => void) | undefined;
+  /** A descendant disposed by the drive (its errors also go to its parent's frame). */
+  readonly quiet: boolean;
+}
+
+/** The state of one drive: resumable after an await. */
+interface Drive {
+  /** The frames above the current one. */
+  readonly frames: Frame[];
+  /** The current frame. */
+  f: Frame;
+  readonly deadline: number;
 }
 
 /**
@@ -113,7 +122,9 @@ export class SystemContext implements AsyncDisposable {
   _extra: Extra | undefined = undefined;
   #outputs: Outputs | undefined = undefined;
   #cleanups: Ownership | undefined = undefined;
-  #disposal: Promise<void> | undefined = undefined;
+  #disposal: Promise<void> | typeof RUNNING | typeof RUNNING_QUIET | undefined = undefined;
+  /** Settles the disposal's promise once one was asked for (see `#promise`). */
+  #settle: ((errors: unknown[]) => void) | undefined = undefined;
 
   /** @internal Use `server.createContext()` or `ctx.child()`. */
   constructor(server: Server, parent: SystemContext | undefined, scopeKey: object | undefined, filter?: ParentFilter) {
@@ -588,7 +599,7 @@ export class SystemContext implements AsyncDisposable {
    */
   dispose(): Promise<void> {
     const d = this.#disposal;
-    if (d !== undefined) return d;
+    if (d !== undefined) return d === RUNNING || d === RUNNING_QUIET ? this.#promise() : d;
     if (this._extra === undefined && this._last === undefined && !this.#hasOwnWork()) {
       // The fast path: nothing to abort, await or run.
       this._state = DISPOSED;
@@ -596,21 +607,64 @@ export class SystemContext implements AsyncDisposable {
       this.#release();
       return RESOLVED;
     }
-    let done!: (errors: unknown[]) => void;
-    const p = new Promise<void>((resolve, reject) => {
-      done = (errors) => (errors.length === 0 ? resolve() : reject(collected(errors, this.describe())));
-    });
-    this.#disposal = p;
+    // Memoized before anything runs; the promise itself is made only when someone asks
+    // for it before the disposal is over (a re-entrant or concurrent call, or this call
+    // when something has to be awaited). A disposal that runs synchronously to its end
+    // (the usual case) makes none.
+    this.#disposal = RUNNING;
     const errors: unknown[] = [];
     const deadline = performance.now() + this.server.options.disposeTimeoutMs;
-    this.#run(errors, deadline).then(
-      () => done(errors),
+    let running: Promise<void> | undefined;
+    try {
+      running = this.#run(errors, deadline);
+    } catch (err) {
+      collect(err, errors); // never expected: the steps collect their own failures
+    }
+    if (running === undefined) {
+      this.#finish(errors, false);
+      return this.#promise(); // the settled one #finish memoized
+    }
+    running.then(
+      () => this.#finish(errors, false),
       (err: unknown) => {
         collect(err, errors);
-        done(errors);
+        this.#finish(errors, false);
       },
     );
+    return this.#promise();
+  }
+
+  /** The promise of a disposal in progress, made on first request. */
+  #promise(): Promise<void> {
+    const d = this.#disposal;
+    if (d !== RUNNING && d !== RUNNING_QUIET) return d as Promise<void>;
+    const p = new Promise<void>((resolve, reject) => {
+      this.#settle = (errors) => (errors.length === 0 ? resolve() : reject(collected(errors, this.describe())));
+    });
+    // a descendant's errors reach its ancestor's promise: nobody has to await this one
+    if (d === RUNNING_QUIET) p.catch(noop);
+    this.#disposal = p;
     return p;
+  }
+
+  /**
+   * Ends the disposal with `errors`: settles its promise, or (when nobody asked for one)
+   * memoizes a settled one. `quiet` (a descendant disposed by an ancestor's drive, whose
+   * errors the ancestor collects): a rejection made here is marked handled.
+   */
+  #finish(errors: unknown[], quiet: boolean): void {
+    const settle = this.#settle;
+    if (settle !== undefined) {
+      this.#settle = undefined;
+      settle(errors);
+      return;
+    }
+    if (errors.length === 0) this.#disposal = RESOLVED;
+    else {
+      const p = Promise.reject(collected(errors, this.describe()));
+      if (quiet) p.catch(noop);
+      this.#disposal = p;
+    }
   }
 
   /** Same as {@link SystemContext.dispose}, for `await using`. */
@@ -618,17 +672,25 @@ export class SystemContext implements AsyncDisposable {
     return this.dispose();
   }
 
-  async #run(errors: unknown[], deadline: number): Promise<void> {
+  /** The prelude, the walk and the drive; `undefined` when it all ran synchronously. */
+  #run(errors: unknown[], deadline: number): Promise<void> | undefined {
     const x = this._extra;
     const prelude = x?.prelude;
     if (x !== undefined && prelude !== undefined) {
       x.prelude = undefined;
       if (this._state === LIVE) this.#walk(false, errors);
       const pending = start(prelude, errors);
-      if (pending !== undefined) await settlePending(pending, errors);
+      if (pending !== undefined) return this.#runAfterPrelude(settlePending(pending, errors), errors, deadline);
     }
     this.#walk(true, errors);
-    await this.#drive(errors, deadline);
+    return this.#drive({ frames: [], f: { node: this, errors, quiet: false }, deadline });
+  }
+
+  async #runAfterPrelude(prelude: Promise<void>, errors: unknown[], deadline: number): Promise<void> {
+    await prelude;
+    this.#walk(true, errors);
+    const rest = this.#drive({ frames: [], f: { node: this, errors, quiet: false }, deadline });
+    if (rest !== undefined) await rest;
   }
 
   /**
@@ -685,20 +747,23 @@ export class SystemContext implements AsyncDisposable {
   /**
    * Disposes the marked subtree, descendants first (newest first), iteratively: an
    * explicit stack of frames instead of recursion, so any depth works. A descendant whose
-   * own disposal is already running is awaited; every other one gets its memoized
-   * promise here and is disposed as part of this drive.
+   * own disposal is already running is awaited; every other one is memoized as running
+   * here and disposed as part of this drive. Synchronous until the first step that has
+   * something to await (then it continues from the same frames); `undefined` when it
+   * all ran synchronously.
    */
-  async #drive(rootErrors: unknown[], deadline: number): Promise<void> {
-    const frames: Frame[] = [];
-    let f: Frame = { node: this, errors: rootErrors, done: undefined };
+  #drive(d: Drive): Promise<void> | undefined {
     for (;;) {
+      const f = d.f;
       const c = f.node._last;
       if (c !== undefined) {
         const running = c.#disposal;
         if (running !== undefined) {
-          await settle(() => running, f.errors);
-          if (f.node._last === c) c.#unlink(); // never loop on a child that failed to leave
-          continue;
+          const waited = settle(() => (typeof running === 'symbol' ? c.#promise() : running), f.errors);
+          return this.#driveAfter(waited, d, () => {
+            if (f.node._last === c) c.#unlink(); // never loop on a child that failed to leave
+            return false;
+          });
         }
         c._state = DISPOSED;
         if (c._extra === undefined && c._last === undefined && !c.#hasOwnWork()) {
@@ -706,31 +771,42 @@ export class SystemContext implements AsyncDisposable {
           c.#release();
           continue;
         }
-        let done!: (errors: unknown[]) => void;
-        const p = new Promise<void>((resolve, reject) => {
-          done = (errors) => (errors.length === 0 ? resolve() : reject(collected(errors, c.describe())));
-        });
-        p.catch(noop); // the parent collects the errors; nobody has to await this one
-        c.#disposal = p;
-        frames.push(f);
-        f = { node: c, errors: [], done };
+        c.#disposal = RUNNING_QUIET;
+        d.frames.push(f);
+        const next: Frame = { node: c, errors: [], quiet: true };
+        d.f = next;
         const x = c._extra;
         const prelude = x?.prelude;
         if (x !== undefined && prelude !== undefined) {
           x.prelude = undefined;
-          const pending = start(prelude, f.errors);
-          if (pending !== undefined) await settlePending(pending, f.errors);
+          const pending = start(prelude, next.errors);
+          if (pending !== undefined) return this.#driveAfter(settlePending(pending, next.errors), d, undefined);
         }
         continue;
       }
-      const own = f.node.#disposeOwn(f.errors, deadline);
-      if (own !== undefined) await own;
-      if (f.done === undefined) break;
-      const parent = frames.pop() as Frame;
-      for (const e of f.errors) parent.errors.push(e);
-      f.done(f.errors);
-      f = parent;
+      const own = f.node.#disposeOwn(f.errors, d.deadline);
+      if (own !== undefined) return this.#driveAfter(own, d, () => this.#frameDone(d));
+      if (this.#frameDone(d)) return undefined;
     }
+  }
+
+  /** Awaits `step` (which never rejects), runs `then`, and drives on unless `then` says the drive is over. */
+  async #driveAfter(step: Promise<void>, d: Drive, then: (() => boolean) | undefined): Promise<void> {
+    await step;
+    if (then?.() === true) return;
+    const rest = this.#drive(d);
+    if (rest !== undefined) await rest;
+  }
+
+  /** The current frame's node is disposed: ends it and pops its parent; true when it was the drive's root. */
+  #frameDone(d: Drive): boolean {
+    const f = d.f;
+    const parent = d.frames.pop();
+    if (parent === undefined) return true;
+    for (const e of f.errors) parent.errors.push(e);
+    f.node.#finish(f.errors, f.quiet);
+    d.f = parent;
+    return false;
   }
 
   /**
@@ -934,6 +1010,10 @@ export class SystemContext implements AsyncDisposable {
 }
 
 const RESOLVED: Promise<void> = Promise.resolve();
+/** A context's disposal is running and nobody asked for its promise yet. */
+const RUNNING: unique symbol = Symbol('disposal running');
+/** {@link RUNNING}, for a descendant disposed by an ancestor's drive (which collects its errors). */
+const RUNNING_QUIET: unique symbol = Symbol('disposal running (errors collected by an ancestor)');
 
 function noop(): void {
   // intentionally empty

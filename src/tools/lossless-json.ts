@@ -64,50 +64,77 @@ export function snapshotJson(value: unknown, what: string, root: string, ignored
  */
 export function snapshotJsonLike(value: unknown, template: JsonValue | undefined, what: string, root: string, ignoredHiddenKey?: string): JsonValue {
   // The hot path (every call's arguments, every register's parameters) allocates nothing
-  // but the copy: the ancestors are a shared stack indexed by depth (a fresh one when a
-  // getter or proxy trap snapshots re-entrantly), and a refusal's path is built only when
-  // one is thrown.
-  const outer = ancestorsInUse;
-  const ancestors = outer ? [] : sharedAncestors;
-  ancestorsInUse = true;
+  // but the copy: the ancestors and the path are shared stacks indexed by depth (fresh
+  // ones when a getter or proxy trap snapshots re-entrantly), and a refusal's path is
+  // built from them only when one is thrown.
+  const outer = sharedInUse;
+  const st = outer ? newStacks() : shared;
+  sharedInUse = true;
+  st.hidden = ignoredHiddenKey;
   try {
-    return visit(value, template, ancestors, ignoredHiddenKey, 0);
+    return visit(value, template, st, 0);
   } catch (err) {
-    if (err instanceof Refusal) throw new NotLosslessJsonError(what, root + err.segments.reverse().join(''), err.reason);
+    if (err instanceof Refusal) throw new NotLosslessJsonError(what, root + pathText(st.path, err.depth), err.reason);
     if (err instanceof NotLosslessJsonError) throw err;
     // a throwing getter or proxy trap, or a stack overflow
     throw new NotLosslessJsonError(what, root, `could not be read: ${err instanceof Error ? err.message : String(err)}`);
   } finally {
-    ancestorsInUse = outer;
+    sharedInUse = outer;
     // Drop the references (the values are the caller's). The slots this call set are a
     // prefix (depth d is set only below depths 0..d-1), and the ones after it were
     // cleared by earlier calls.
+    const ancestors = st.ancestors;
     if (!outer) for (let i = 0; i < ancestors.length && ancestors[i] !== undefined; i++) ancestors[i] = undefined as unknown as object;
   }
 }
 
-/** `sharedAncestors[i]` is the object at depth `i` on the path being visited. */
-const sharedAncestors: object[] = [];
-/** Whether a snapshot is using {@link sharedAncestors} (a re-entrant one takes its own). */
-let ancestorsInUse = false;
-
-/** A refusal on its way up: each level adds its path segment (`.key` or `[i]`). */
-class Refusal {
-  readonly segments: string[] = [];
-  constructor(readonly reason: string) {}
+/** The stacks of one snapshot: the objects on the path being visited, and the keys leading to them. */
+interface Stacks {
+  /** `ancestors[i]` is the object at depth `i`. */
+  readonly ancestors: object[];
+  /** `path[i]` is the key (or array index) from depth `i` to depth `i + 1`. */
+  readonly path: (string | number)[];
+  hidden: string | undefined;
 }
 
-function visit(v: unknown, t: JsonValue | undefined, ancestors: object[], hidden: string | undefined, depth: number): JsonValue {
-  if (typeof v !== 'object') return primitive(v);
+function newStacks(): Stacks {
+  return { ancestors: [], path: [], hidden: undefined };
+}
+
+const shared: Stacks = newStacks();
+/** Whether a snapshot is using {@link shared} (a re-entrant one takes its own). */
+let sharedInUse = false;
+
+/** A refusal of the value at `depth` (its path is read from the stacks). */
+class Refusal {
+  constructor(
+    readonly reason: string,
+    readonly depth: number,
+  ) {}
+}
+
+/** `.a.b[0]` for the first `depth` keys of `path`. */
+function pathText(path: readonly (string | number)[], depth: number): string {
+  let out = '';
+  for (let i = 0; i < depth; i++) {
+    const k = path[i] as string | number;
+    out += typeof k === 'number' ? `[${k}]` : `.${k}`;
+  }
+  return out;
+}
+
+function visit(v: unknown, t: JsonValue | undefined, st: Stacks, depth: number): JsonValue {
+  if (typeof v !== 'object') return primitive(v, depth);
   if (v === null) return null;
-  if (depth >= MAX_JSON_DEPTH) throw new Refusal(`is nested deeper than ${MAX_JSON_DEPTH} levels`);
-  for (let i = 0; i < depth; i++) if (ancestors[i] === v) throw new Refusal('is a cycle (it contains itself)');
+  if (depth >= MAX_JSON_DEPTH) throw new Refusal(`is nested deeper than ${MAX_JSON_DEPTH} levels`, depth);
+  const ancestors = st.ancestors;
+  for (let i = 0; i < depth; i++) if (ancestors[i] === v) throw new Refusal('is a cycle (it contains itself)', depth);
   ancestors[depth] = v;
-  if (Array.isArray(v)) return visitArray(v, Array.isArray(t) ? (t as readonly JsonValue[]) : undefined, ancestors, hidden, depth);
+  if (Array.isArray(v)) return visitArray(v, Array.isArray(t) ? (t as readonly JsonValue[]) : undefined, st, depth);
   const proto = Object.getPrototypeOf(v) as object | null;
   if (proto !== Object.prototype && proto !== null) {
     const name = (proto as { constructor?: { name?: string } }).constructor?.name ?? 'unknown';
-    throw new Refusal(`is a ${name} instance (only plain objects and arrays are JSON)`);
+    throw new Refusal(`is a ${name} instance (only plain objects and arrays are JSON)`, depth);
   }
   const obj = v as Record<string, unknown>;
   const keys = Object.keys(obj);
@@ -115,30 +142,27 @@ function visit(v: unknown, t: JsonValue | undefined, ancestors: object[], hidden
   // Names and symbols apart: both are far cheaper than Reflect.ownKeys on V8.
   let names = Object.getOwnPropertyNames(obj);
   if (names.length !== n) {
+    const hidden = st.hidden;
     if (hidden !== undefined && names.includes(hidden) && !keys.includes(hidden)) names = names.filter((k) => k !== hidden);
     if (names.length !== n) {
       const odd = names.find((k) => !keys.includes(k));
-      throw new Refusal(`has a non-enumerable property "${String(odd)}"`);
+      throw new Refusal(`has a non-enumerable property "${String(odd)}"`, depth);
     }
   }
   const symbols = Object.getOwnPropertySymbols(obj);
-  if (symbols.length > 0) throw new Refusal(`has a symbol key ${String(symbols[0])}`);
+  if (symbols.length > 0) throw new Refusal(`has a symbol key ${String(symbols[0])}`, depth);
   // The template is reused whole while every key so far matched it (same key, same place);
   // a child is visited against the template's child of the same key wherever it is.
   const tobj = t !== null && typeof t === 'object' && !Array.isArray(t) ? (t as JsonObject) : undefined;
   let match = tobj !== undefined && sameKeys(tobj, keys);
   let out: Record<string, JsonValue> | undefined;
+  const path = st.path;
   for (let i = 0; i < n; i++) {
     const k = keys[i] as string;
     // with matching keys, the template has k; otherwise look it up
     const tc = match ? (tobj as JsonObject)[k] : tobj !== undefined && Object.hasOwn(tobj, k) ? tobj[k] : undefined;
-    let child: JsonValue;
-    try {
-      child = visit(obj[k], tc, ancestors, hidden, depth + 1);
-    } catch (err) {
-      if (err instanceof Refusal) err.segments.push(`.${k}`);
-      throw err;
-    }
+    path[depth] = k;
+    const child = visit(obj[k], tc, st, depth + 1);
     if (out === undefined) {
       if (match && child === tc) continue;
       // the first difference: every key before it matched, so its value is the template's
@@ -152,24 +176,24 @@ function visit(v: unknown, t: JsonValue | undefined, ancestors: object[], hidden
   return Object.freeze(out);
 }
 
-/** A non-object value: returned when JSON carries it unchanged, else refused. */
-function primitive(v: unknown): JsonValue {
+/** A non-object value at `depth`: returned when JSON carries it unchanged, else refused. */
+function primitive(v: unknown, depth: number): JsonValue {
   switch (typeof v) {
     case 'string':
     case 'boolean':
       return v;
     case 'number':
-      if (!Number.isFinite(v)) throw new Refusal(`is ${v} (JSON has no NaN or Infinity)`);
-      if (Object.is(v, -0)) throw new Refusal('is -0 (JSON turns it into 0)');
+      if (!Number.isFinite(v)) throw new Refusal(`is ${v} (JSON has no NaN or Infinity)`, depth);
+      if (Object.is(v, -0)) throw new Refusal('is -0 (JSON turns it into 0)', depth);
       return v;
     case 'undefined':
-      throw new Refusal('is undefined (JSON drops it)');
+      throw new Refusal('is undefined (JSON drops it)', depth);
     case 'bigint':
-      throw new Refusal('is a bigint');
+      throw new Refusal('is a bigint', depth);
     case 'symbol':
-      throw new Refusal('is a symbol');
+      throw new Refusal('is a symbol', depth);
     default:
-      throw new Refusal('is a function');
+      throw new Refusal('is a function', depth);
   }
 }
 
@@ -185,27 +209,23 @@ function setKey(out: Record<string, JsonValue>, k: string, child: JsonValue): vo
   else out[k] = child;
 }
 
-function visitArray(arr: unknown[], t: readonly JsonValue[] | undefined, ancestors: object[], hidden: string | undefined, depth: number): JsonValue {
-  if (Object.getPrototypeOf(arr) !== Array.prototype) throw new Refusal('is an array subclass');
+function visitArray(arr: unknown[], t: readonly JsonValue[] | undefined, st: Stacks, depth: number): JsonValue {
+  if (Object.getPrototypeOf(arr) !== Array.prototype) throw new Refusal('is an array subclass', depth);
   const len = arr.length;
   const keys = Reflect.ownKeys(arr);
   // own keys of a dense plain array: the indices plus "length"
   if (keys.length !== len + 1) {
     for (let i = 0; i < len; i++) {
-      if (!Object.hasOwn(arr, i)) throw new Refusal(`is a sparse array (index ${i} is a hole)`);
+      if (!Object.hasOwn(arr, i)) throw new Refusal(`is a sparse array (index ${i} is a hole)`, depth);
     }
-    throw new Refusal('is an array with extra properties');
+    throw new Refusal('is an array with extra properties', depth);
   }
   const tpl = t !== undefined && t.length === len ? t : undefined;
   let out: JsonValue[] | undefined;
+  const path = st.path;
   for (let i = 0; i < len; i++) {
-    let child: JsonValue;
-    try {
-      child = visit(arr[i], tpl?.[i], ancestors, hidden, depth + 1);
-    } catch (err) {
-      if (err instanceof Refusal) err.segments.push(`[${i}]`);
-      throw err;
-    }
+    path[depth] = i;
+    const child = visit(arr[i], tpl?.[i], st, depth + 1);
     if (out === undefined) {
       if (tpl !== undefined && child === tpl[i]) continue;
       out = new Array<JsonValue>(len);

@@ -534,12 +534,25 @@ export function snapshotDefinition<S>(def: unknown, target: string, steps: Param
   if (def === null || typeof def !== 'object') {
     throw new TypeError(`Tools.register(definition): definition must be an object { name, description, parameters, execute }, got ${describeValue(def)}.`);
   }
-  const name = readField(def, 'name', 'Tools.register');
-  const description = readField(def, 'description', 'Tools.register');
-  const parameters = readField(def, 'parameters', 'Tools.register');
-  const execute = readField(def, 'execute', 'Tools.register');
-  const timeoutMs = readField(def, 'timeoutMs', 'Tools.register');
-  const annotations = readField(def, 'annotations', 'Tools.register');
+  // Each field read once, in this order; one try for all six (a throwing getter names its field).
+  const d = def as Record<string, unknown>;
+  let field = 'name';
+  let name: unknown, description: unknown, parameters: unknown, execute: unknown, timeoutMs: unknown, annotations: unknown;
+  try {
+    name = d.name;
+    field = 'description';
+    description = d.description;
+    field = 'parameters';
+    parameters = d.parameters;
+    field = 'execute';
+    execute = d.execute;
+    field = 'timeoutMs';
+    timeoutMs = d.timeoutMs;
+    field = 'annotations';
+    annotations = d.annotations;
+  } catch (err) {
+    throw new TypeError(`Tools.register: reading "${field}" threw: ${err instanceof Error ? err.message : String(err)}`);
+  }
   if (typeof name !== 'string' || name.length === 0) {
     throw new TypeError(`Tools.register(definition): name must be a non-empty string, got ${describeValue(name)}.`);
   }

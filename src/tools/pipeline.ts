@@ -70,6 +70,23 @@ function successResult(callId: string, value: unknown): ToolResult {
   return Object.freeze({ callId, content: JSON.stringify(output), isError: false, output });
 }
 
+/** The fields of a tool call, in the order they are read. */
+const CALL_FIELDS = ['callId', 'name', 'arguments', 'scope', 'parent', 'signal'] as const;
+
+/** The call's fields from index `from` on (by {@link CALL_FIELDS} index), each read on its own; a throwing one is reported and `undefined`. */
+function readRest(call: Record<string, unknown>, from: number, failed: (key: string, err: unknown) => void): unknown[] {
+  const out: unknown[] = [];
+  for (let i = from; i < CALL_FIELDS.length; i++) {
+    const key = CALL_FIELDS[i] as string;
+    try {
+      out[i] = call[key];
+    } catch (err) {
+      failed(key, err);
+    }
+  }
+  return out;
+}
+
 /** @internal Runs one call. Never rejects. */
 export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: unknown, options?: unknown): Promise<ToolResult> {
   // ---- snapshot the input (each field read once)
@@ -87,20 +104,31 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
   if (call === null || typeof call !== 'object') {
     fail('INVALID_ARGS', `a tool call must be an object { callId, name, arguments }, got ${describeValue(call)}`);
   } else {
-    const read = (key: string): unknown => {
-      try {
-        return (call as Record<string, unknown>)[key];
-      } catch (err) {
-        fail('INVALID_ARGS', `reading the call's "${key}" threw: ${messageOf(err)}`);
-        return undefined;
-      }
-    };
-    const rawId = read('callId');
-    const rawName = read('name');
-    const rawArgs = read('arguments');
-    const rawScope = read('scope');
-    const rawParent = read('parent');
-    const rawSignal = read('signal');
+    // Each field read once, in this order; a throwing one is refused and the rest still read.
+    const c = call as Record<string, unknown>;
+    let rawId: unknown, rawName: unknown, rawArgs: unknown, rawScope: unknown, rawParent: unknown, rawSignal: unknown;
+    let at = 0;
+    try {
+      rawId = c.callId;
+      at = 1;
+      rawName = c.name;
+      at = 2;
+      rawArgs = c.arguments;
+      at = 3;
+      rawScope = c.scope;
+      at = 4;
+      rawParent = c.parent;
+      at = 5;
+      rawSignal = c.signal;
+    } catch (err) {
+      fail('INVALID_ARGS', `reading the call's "${CALL_FIELDS[at] as string}" threw: ${messageOf(err)}`);
+      const rest = readRest(c, at + 1, (key, e) => fail('INVALID_ARGS', `reading the call's "${key}" threw: ${messageOf(e)}`));
+      if (at < 1) rawName = rest[1];
+      if (at < 2) rawArgs = rest[2];
+      if (at < 3) rawScope = rest[3];
+      if (at < 4) rawParent = rest[4];
+      if (at < 5) rawSignal = rest[5];
+    }
     if (typeof rawId === 'string') callId = rawId;
     else if (typeof rawId === 'number' && Number.isFinite(rawId)) callId = String(rawId);
     else fail('INVALID_ARGS', `callId must be a string, got ${describeValue(rawId)}`);

@@ -119,6 +119,33 @@ describe('Tools.execute', () => {
     await server.dispose();
   });
 
+  test('each call field is read once, in order; after a throwing one the rest are still read (the first failure is the one reported)', async () => {
+    const { server, t, results } = await world();
+    t.register(tool('s'));
+    for (const throwing of ['callId', 'name', 'arguments', 'scope', 'parent', 'signal']) {
+      const reads: string[] = [];
+      const call = {};
+      const values: Record<string, unknown> = { callId: 'c', name: 's', arguments: {} };
+      for (const key of ['callId', 'name', 'arguments', 'scope', 'parent', 'signal']) {
+        Object.defineProperty(call, key, {
+          enumerable: true,
+          get: () => {
+            reads.push(key);
+            if (key === throwing || (throwing === 'callId' && key === 'signal')) throw new Error(`no ${key}`);
+            return values[key];
+          },
+        });
+      }
+      const r = await t.execute(call as never);
+      expect(reads).toEqual(['callId', 'name', 'arguments', 'scope', 'parent', 'signal']);
+      expect(r.error?.code).toBe('INVALID_ARGS');
+      expect(r.content).toContain(`reading the call's "${throwing}" threw: no ${throwing}`);
+      // the fields read after the throwing one still reach the execution
+      if (throwing !== 'name') expect(results[results.length - 1]?.[0].name).toBe('s');
+    }
+    await server.dispose();
+  });
+
   test('parent must be a token minted by the registry', async () => {
     const { server, t } = await world();
     let outer: ToolExecution | undefined;

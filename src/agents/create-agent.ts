@@ -116,15 +116,21 @@ export async function createAgent(view: Agents, options: CreateAgentOptions, ste
 
   // ---- the unpublished steps, each raced against the agent's teardown
   const signal = controller?.signal as AbortSignal;
-  const phases: [run: (() => unknown) | undefined, phase: string, own: boolean][] = [];
   const { beforeSetup, prepare } = steps;
-  if (beforeSetup !== undefined) phases.push([() => beforeSetup(agent.ctx, signal, agent), 'it was being prepared', true]);
-  phases.push([setup && (() => setup(agent.ctx)), 'its setup was running', false]);
-  if (prepare !== undefined) phases.push([() => prepare(agent.ctx, signal, agent), 'it was being prepared', true]);
-  for (const [run, phase, own] of phases) {
+  for (let step = 0; step < 3; step++) {
+    // 0: beforeSetup, 1: setup, 2: prepare (a caller's own steps are 0 and 2)
+    const own = step !== 1;
+    if (own && (step === 0 ? beforeSetup : prepare) === undefined) continue;
     let outcome: 'done' | 'aborted';
     try {
-      outcome = await race(run, teardown, aborted);
+      const ctx = agent.ctx;
+      const returned = step === 1 ? setup?.(ctx) : (step === 0 ? (beforeSetup as AgentStep) : (prepare as AgentStep))(ctx, signal, agent);
+      if (returned === null || (typeof returned !== 'object' && typeof returned !== 'function')) {
+        // nothing to wait for (a synchronous step, or none): awaited once, so a disposal
+        // started in the same turn still wins
+        await undefined;
+        outcome = teardown.started ? 'aborted' : 'done';
+      } else outcome = await race(returned, aborted);
     } catch (err) {
       settleMember?.(false);
       if (own) throw await rollbackKeeping(agent, err);
@@ -137,7 +143,7 @@ export async function createAgent(view: Agents, options: CreateAgentOptions, ste
     }
     if (outcome === 'aborted' || agent.isDisposed) {
       settleMember?.(false);
-      throw await rollback(agent, disposedMeanwhile(agent, parent, phase));
+      throw await rollback(agent, disposedMeanwhile(agent, parent, own ? 'it was being prepared' : 'its setup was running'));
     }
   }
 
@@ -181,18 +187,8 @@ interface Teardown {
   promise: Promise<'aborted'> | undefined;
 }
 
-/**
- * Runs one unpublished step and races it against the agent's teardown. A step that
- * returns no object (a synchronous `setup`, or none) is awaited once, so a disposal
- * started in the same turn still wins; a returned object (a promise, maybe) is raced
- * against the teardown's promise.
- */
-async function race(run: (() => unknown) | undefined, teardown: Teardown, aborted: () => Promise<'aborted'>): Promise<'done' | 'aborted'> {
-  const returned = run === undefined ? undefined : run();
-  if (returned === null || (typeof returned !== 'object' && typeof returned !== 'function')) {
-    await undefined;
-    return teardown.started ? 'aborted' : 'done';
-  }
+/** Races what a step returned (an object: a promise, maybe) against the agent's teardown. */
+function race(returned: object, aborted: () => Promise<'aborted'>): Promise<'done' | 'aborted'> {
   const p = Promise.resolve(returned).then(() => 'done' as const); // reads a thenable's `then` once
   p.catch(() => undefined);
   return Promise.race([p, aborted()]);

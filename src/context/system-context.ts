@@ -17,7 +17,7 @@ import { providerOf } from './provider-hints.js';
 import { ResourceEntry } from './resource-entry.js';
 import { assertToken, describeValue, errorText, isToken, nameOf, tokenOfValue, type Token } from './token.js';
 import {
-  collect, collected, disposeValue, Ownership, probeDisposable, settle, settlePending, start, throwCollected, type Cleanup, type CleanupOptions,
+  collect, collected, disposeValue, Ownership, probeDisposable, settle, settlePending, start, throwCollected, type Cleanup, type CleanupOptions, type Slot,
 } from '../disposal/ownership.js';
 import type { Server } from './server.js';
 import type { AnySystem, SystemFn } from '../system/system.js';
@@ -587,6 +587,20 @@ export class SystemContext implements AsyncDisposable {
   }
 
   /**
+   * @internal {@link SystemContext.onDispose} for polestar's own hot paths: `fn(arg)` runs
+   * at disposal (no closure per cleanup); {@link SystemContext._disown} unregisters it.
+   * The caller checked that this context is live.
+   */
+  _own<A>(fn: (arg: A) => unknown, arg: A): Slot {
+    return (this.#cleanups ??= new Ownership()).push(fn, arg, false);
+  }
+
+  /** @internal Unregisters a cleanup added by {@link SystemContext._own} (idempotent; a no-op once it ran). */
+  _disown(slot: Slot): void {
+    this.#cleanups?.remove(slot);
+  }
+
+  /**
    * Disposes this context. The moment it starts, the whole subtree is marked disposed,
    * every `signal` in it is aborted and every in-flight work tracked in it is aborted.
    * Then descendants are disposed first (newest first); each context awaits its in-flight
@@ -700,7 +714,10 @@ export class SystemContext implements AsyncDisposable {
    * its scope key's liveness. Contexts already marked were reached by an earlier start.
    */
   #walk(mark: boolean, errors: unknown[]): void {
-    const stack: SystemContext[] = [this];
+    // The traversal runs no user code, so it shares one stack (left empty); the aborts
+    // after it may start other disposals, so `reached` is this walk's own.
+    const stack = walkStack;
+    stack.push(this);
     let reached: SystemContext[] | undefined;
     while (stack.length > 0) {
       const n = stack.pop() as SystemContext;
@@ -1010,6 +1027,8 @@ export class SystemContext implements AsyncDisposable {
 }
 
 const RESOLVED: Promise<void> = Promise.resolve();
+/** The traversal stack of `#walk` (empty between walks). */
+const walkStack: SystemContext[] = [];
 /** A context's disposal is running and nobody asked for its promise yet. */
 const RUNNING: unique symbol = Symbol('disposal running');
 /** {@link RUNNING}, for a descendant disposed by an ancestor's drive (which collects its errors). */

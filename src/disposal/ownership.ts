@@ -20,8 +20,11 @@ export interface CleanupOptions {
   readonly concurrent?: boolean;
 }
 
-interface Slot {
-  fn: Cleanup | undefined;
+/** @internal One registered cleanup (see {@link Ownership.push}). */
+export interface Slot {
+  fn: ((arg: never) => unknown) | undefined;
+  /** Passed to `fn` when defined (so a hot caller needs no closure per cleanup). */
+  arg: unknown;
   /** Position in the stack; updated when the stack is compacted. */
   index: number;
   /** Started together with its adjacent concurrent neighbours. */
@@ -51,17 +54,30 @@ export class Ownership {
 
   /** Pushes `fn`; the returned function unregisters it without running it. */
   add(fn: Cleanup, concurrent = false): () => void {
-    const slot: Slot = { fn, index: this.#stack.length, concurrent };
+    const slot = this.push(fn, undefined, concurrent);
+    return () => this.remove(slot);
+  }
+
+  /**
+   * @internal Pushes `fn`, to be called as `fn(arg)` (or `fn()` when `arg` is
+   * `undefined`); {@link remove} unregisters it. No closure per cleanup.
+   */
+  push<A>(fn: (arg: A) => unknown, arg: A | undefined, concurrent: boolean): Slot {
+    const slot: Slot = { fn: fn as (arg: never) => unknown, arg, index: this.#stack.length, concurrent };
     this.#stack.push(slot);
     this.#live++;
-    return () => {
-      if (slot.fn === undefined) return;
-      slot.fn = undefined;
-      this.#stack[slot.index] = undefined;
-      this.#live--;
-      this.#holes++;
-      if (this.#holes > 32 && this.#holes > this.#live) this.#compact();
-    };
+    return slot;
+  }
+
+  /** @internal Unregisters a pushed cleanup without running it (idempotent). */
+  remove(slot: Slot): void {
+    if (slot.fn === undefined) return;
+    slot.fn = undefined;
+    slot.arg = undefined;
+    this.#stack[slot.index] = undefined;
+    this.#live--;
+    this.#holes++;
+    if (this.#holes > 32 && this.#holes > this.#live) this.#compact();
   }
 
   #compact(): void {
@@ -92,15 +108,17 @@ export class Ownership {
         this.#holes--;
         continue;
       }
-      const fn = slot.fn as Cleanup;
+      const fn = slot.fn as (arg: unknown) => unknown;
+      const arg = slot.arg;
       slot.fn = undefined;
+      slot.arg = undefined;
       this.#live--;
       if (!slot.concurrent) {
-        const pending = start(fn, errors);
+        const pending = startWith(fn, arg, errors);
         if (pending !== undefined) return this.#drainAfter(settlePending(pending, errors), errors);
         continue;
       }
-      const batch: Promise<void>[] = [settle(fn, errors)];
+      const batch: Promise<void>[] = [settle(arg === undefined ? (fn as Cleanup) : () => fn(arg), errors)];
       while (stack.length > 0) {
         const next = stack[stack.length - 1];
         if (next === undefined) {
@@ -110,10 +128,12 @@ export class Ownership {
         }
         if (!next.concurrent) break;
         stack.pop();
-        const f = next.fn as Cleanup;
+        const f = next.fn as (arg: unknown) => unknown;
+        const a = next.arg;
         next.fn = undefined;
+        next.arg = undefined;
         this.#live--;
-        batch.push(settle(f, errors));
+        batch.push(settle(a === undefined ? (f as Cleanup) : () => f(a), errors));
       }
       return this.#drainAfter(Promise.all(batch), errors);
     }
@@ -137,8 +157,13 @@ export async function settle(fn: Cleanup, errors: unknown[]): Promise<void> {
 
 /** @internal Runs `fn`; a thrown error is recorded. Returns its thenable result to await, if any. */
 export function start(fn: Cleanup, errors: unknown[]): PromiseLike<unknown> | undefined {
+  return startWith(fn, undefined, errors);
+}
+
+/** @internal {@link start} of `fn(arg)`, or of `fn()` when `arg` is `undefined`. */
+export function startWith<A>(fn: (arg: A) => unknown, arg: A | undefined, errors: unknown[]): PromiseLike<unknown> | undefined {
   try {
-    const r = fn();
+    const r = arg === undefined ? (fn as () => unknown)() : fn(arg);
     if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') return r as PromiseLike<unknown>;
   } catch (err) {
     collect(err, errors);

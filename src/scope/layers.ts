@@ -5,6 +5,7 @@
  */
 import type { Server } from '../context/server.js';
 import type { SystemContext } from '../context/system-context.js';
+import type { Slot } from '../disposal/ownership.js';
 
 /** A registration refused because of a registry rule (duplicate name, reserved name, ...). */
 export class RegistrationError extends Error {
@@ -108,20 +109,23 @@ export class Layers<E> {
     }
     const entry: LayerEntry<E> = { name, value, scope, ctx };
     this.#insert(entry);
-    let unown: (() => void) | undefined;
+    let slot: Slot;
     try {
       if (this.#adds > 0) this.#notify({ kind: 'add', entry }, true);
-      unown = ctx.onDispose(() => this.#delete(entry));
+      if (ctx.isDisposed) ctx._live(`registering ${this.#kind} "${name}"`); // a listener disposed it
+      slot = ctx._own(this.#deleter, entry);
     } catch (err) {
       this.#delete(entry, false);
       throw err;
     }
     return () => {
-      unown?.();
-      unown = undefined;
+      ctx._disown(slot);
       this.#delete(entry);
     };
   }
+
+  /** The owner's cleanup of an entry (one function for all: no closure per registration). */
+  readonly #deleter = (entry: LayerEntry<E>): void => this.#delete(entry);
 
   #insert(entry: LayerEntry<E>): void {
     let layer: Layer<E>;

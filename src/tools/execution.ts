@@ -62,6 +62,10 @@ export class CallState {
   over = false;
   /** Resolves the call's result; cleared once used. */
   resolve: ((r: ToolResult) => void) | undefined = undefined;
+  /** The pipeline is running synchronously (no promise for the result yet): an abort records {@link syncResult}. */
+  syncPhase = false;
+  /** The result an abort decided while {@link syncPhase}. */
+  syncResult: ToolResult | undefined = undefined;
   /** The caller's signal and the listener added to it, removed when the call is over. */
   callerSignal: AbortSignal | undefined = undefined;
   onCallerAbort: (() => void) | undefined = undefined;
@@ -105,10 +109,12 @@ export class CallState {
     this.aborted = true;
     this.reason = reason;
     const r = this.resolve;
-    if (r !== undefined && !this.returned) {
+    if ((r !== undefined || this.syncPhase) && !this.returned) {
       this.resolve = undefined;
       this.decided = true;
-      r(errorResult(this.callId, this.failure()));
+      const failed = errorResult(this.callId, this.failure());
+      if (r !== undefined) r(failed);
+      else this.syncResult = failed;
       this.resultSettled = true;
       this.check();
     }

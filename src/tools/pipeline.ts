@@ -194,7 +194,8 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
   if (failure !== undefined) result = errorResult(callId, failure);
   else {
     try {
-      result = await track(reg, ctx, state, execution, tool as Tool, signal);
+      const tracked = track(reg, ctx, state, execution, tool as Tool, signal);
+      result = tracked instanceof Promise ? await tracked : tracked;
     } catch (err) {
       // never expected (track never rejects); kept so that execute can never reject
       result = errorResult(callId, { code: 'EXECUTION_ERROR', message: messageOf(err) });
@@ -215,39 +216,65 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
 
 /**
  * Runs the pipeline of a resolved call with everything that can abort it wired to its
- * state; resolves to its result the moment an abort decides it, or when the pipeline
- * finishes. Never rejects.
+ * state. The result itself when the pipeline (or an abort) decided the call synchronously;
+ * otherwise a promise resolved the moment an abort decides it, or when the pipeline
+ * finishes. Never throws or rejects.
  */
-function track(reg: ToolRegistry, ctx: SystemContext, state: CallState, execution: Execution, tool: Tool, callerSignal: AbortSignal | undefined): Promise<ToolResult> {
-  return new Promise<ToolResult>((resolve) => {
-    // Join the in-flight groups of the calling and the owning context: their disposal
-    // aborts the call (at once, when it already started) and awaits it.
-    reg.groupOf(ctx).join1(state);
-    const owner = reg.ownerOf(tool, execution.scope);
-    if (owner !== undefined && owner !== ctx) reg.groupOf(owner).join2(state);
-    if (callerSignal !== undefined) {
-      // An already-aborted caller signal stops the call before anything runs (never asks Approval).
-      if (callerSignal.aborted) state.abort(callerSignal.reason);
-      else {
-        const onAbort = (): void => state.abort(callerSignal.reason);
-        state.callerSignal = callerSignal;
-        state.onCallerAbort = onAbort;
-        callerSignal.addEventListener('abort', onAbort, { once: true });
-      }
+function track(
+  reg: ToolRegistry,
+  ctx: SystemContext,
+  state: CallState,
+  execution: Execution,
+  tool: Tool,
+  callerSignal: AbortSignal | undefined,
+): ToolResult | Promise<ToolResult> {
+  // Join the in-flight groups of the calling and the owning context: their disposal
+  // aborts the call (at once, when it already started) and awaits it.
+  reg.groupOf(ctx).join1(state);
+  const owner = reg.ownerOf(tool, execution.scope);
+  if (owner !== undefined && owner !== ctx) reg.groupOf(owner).join2(state);
+  if (callerSignal !== undefined) {
+    // An already-aborted caller signal stops the call before anything runs (never asks Approval).
+    if (callerSignal.aborted) state.abort(callerSignal.reason);
+    else {
+      const onAbort = (): void => state.abort(callerSignal.reason);
+      state.callerSignal = callerSignal;
+      state.onCallerAbort = onAbort;
+      callerSignal.addEventListener('abort', onAbort, { once: true });
     }
-    if (state.aborted) {
-      state.decided = true;
-      resolve(errorResult(execution.callId, state.failure()));
-      state.resultSettled = true;
-      state.check();
-      return;
+  }
+  if (state.aborted) {
+    state.decided = true;
+    const failed = errorResult(execution.callId, state.failure());
+    state.resultSettled = true;
+    state.check();
+    return failed;
+  }
+  // While the pipeline runs synchronously, an abort records its result on the state.
+  state.syncPhase = true;
+  let r: ToolResult | Promise<ToolResult>;
+  try {
+    r = authorizeAndRun(reg, ctx, state, execution, tool);
+  } catch (err) {
+    r = errorResult(execution.callId, { code: 'EXECUTION_ERROR', message: messageOf(err) }); // never expected
+  }
+  state.syncPhase = false;
+  const abortedMeanwhile = state.syncResult;
+  if (r instanceof Promise) {
+    const pipeline = r;
+    const settleWith = (x: ToolResult): void => state.settle(x);
+    const failWith = (err: unknown): void => state.settle(errorResult(execution.callId, { code: 'EXECUTION_ERROR', message: messageOf(err) }));
+    if (abortedMeanwhile !== undefined) {
+      pipeline.then(settleWith, failWith); // ignored (the abort's result won), but it ends the call
+      return abortedMeanwhile;
     }
-    state.resolve = resolve;
-    authorizeAndRun(reg, ctx, state, execution, tool).then(
-      (r) => state.settle(r),
-      (err: unknown) => state.settle(errorResult(execution.callId, { code: 'EXECUTION_ERROR', message: messageOf(err) })),
-    );
-  });
+    return new Promise<ToolResult>((resolve) => {
+      state.resolve = resolve;
+      pipeline.then(settleWith, failWith);
+    });
+  }
+  state.settle(r);
+  return abortedMeanwhile ?? r;
 }
 
 /** The result the pipeline hands back once an abort decided the call (ignored: the abort's result won). */
@@ -255,9 +282,61 @@ function decided(state: CallState, callId: string): ToolResult {
   return errorResult(callId, state.failure());
 }
 
-async function authorizeAndRun(reg: ToolRegistry, ctx: SystemContext, state: CallState, execution: Execution, tool: Tool): Promise<ToolResult> {
+/**
+ * The pipeline after resolution: the result itself when it ran synchronously to its end
+ * (no policy, no `tools/execute` listener, a body that returned a plain value), else a
+ * promise of it.
+ */
+function authorizeAndRun(reg: ToolRegistry, ctx: SystemContext, state: CallState, execution: Execution, tool: Tool): ToolResult | Promise<ToolResult> {
+  const scope = execution.scope;
+  if (hasPolicy(reg, scope) || reg.bus.hasListeners('tools/execute', scope)) return authorizeAndRunAsync(reg, ctx, state, execution, tool);
+  let value: unknown;
+  try {
+    value = startBody(undefined, state, execution, ctx, tool);
+  } catch (err) {
+    return state.decided ? decided(state, execution.callId) : errorResult(execution.callId, thrown(err));
+  }
+  // A primitive can not be a thenable: the body returned, with no promise to wait for.
+  if (value !== null && (typeof value === 'object' || typeof value === 'function')) return settleBody(reg, ctx, state, execution, value);
+  state.bodyReturned();
+  return finish(reg, ctx, state, execution, value);
+}
+
+/** Whether `tools/pre-execute` listeners or guards apply to a call in `scope`. */
+function hasPolicy(reg: ToolRegistry, scope: object | undefined): boolean {
+  return reg.bus.hasListeners('tools/pre-execute', scope) || reg.globalGuards.length > 0 || (scope !== undefined && reg.scopedGuards.has(scope));
+}
+
+/** Waits for what the body returned (an object, maybe a thenable), then finishes the call. */
+async function settleBody(reg: ToolRegistry, ctx: SystemContext, state: CallState, execution: Execution, returned: unknown): Promise<ToolResult> {
+  let value: unknown;
+  try {
+    value = await bodySettled(state, returned);
+  } catch (err) {
+    if (state.decided) return decided(state, execution.callId);
+    return errorResult(execution.callId, thrown(err));
+  }
+  return finish(reg, ctx, state, execution, value);
+}
+
+/** The body returned `value`: its result, through `tools/post-execute` when it has listeners. */
+function finish(reg: ToolRegistry, ctx: SystemContext, state: CallState, execution: Execution, value: unknown): ToolResult | Promise<ToolResult> {
+  const callId = execution.callId;
+  if (state.decided) return decided(state, callId);
+  let result: ToolResult;
+  try {
+    result = successResult(callId, value);
+  } catch (err) {
+    result = errorResult(callId, { code: 'EXECUTION_ERROR', message: `tool "${execution.name}" returned a result that ${notLossless(err)}` });
+  }
+  // Without listeners the result is returned as it is (not through another promise).
+  return reg.bus.hasListeners('tools/post-execute', execution.scope) ? postExecute(reg, ctx, execution, result) : result;
+}
+
+/** The pipeline with policy or `tools/execute` listeners. */
+async function authorizeAndRunAsync(reg: ToolRegistry, ctx: SystemContext, state: CallState, execution: Execution, tool: Tool): Promise<ToolResult> {
   const { scope, callId } = execution;
-  if (reg.bus.hasListeners('tools/pre-execute', scope) || reg.globalGuards.length > 0 || (scope !== undefined && reg.scopedGuards.has(scope))) {
+  if (hasPolicy(reg, scope)) {
     const denial = await authorize(reg, ctx, state, execution);
     if (state.decided) return decided(state, callId);
     if (denial !== undefined) return errorResult(callId, { code: 'DENIED', message: denial });
@@ -301,15 +380,7 @@ async function authorizeAndRun(reg: ToolRegistry, ctx: SystemContext, state: Cal
     if (state.decided) return decided(state, callId);
     return errorResult(callId, thrown(err));
   }
-  if (state.decided) return decided(state, callId);
-  let result: ToolResult;
-  try {
-    result = successResult(callId, value);
-  } catch (err) {
-    result = errorResult(callId, { code: 'EXECUTION_ERROR', message: `tool "${execution.name}" returned a result that ${notLossless(err)}` });
-  }
-  // Without listeners the result is returned as it is (not through another promise).
-  return reg.bus.hasListeners('tools/post-execute', execution.scope) ? postExecute(reg, ctx, execution, result) : result;
+  return finish(reg, ctx, state, execution, value);
 }
 
 /** Whether `execution`'s name still resolves to `tool` for its scope, through a live calling context. */

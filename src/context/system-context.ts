@@ -123,6 +123,8 @@ export class SystemContext implements AsyncDisposable {
   #outputs: Outputs | undefined = undefined;
   #cleanups: Ownership | undefined = undefined;
   #disposal: Promise<void> | typeof RUNNING | typeof RUNNING_QUIET | undefined = undefined;
+  /** Disposed on its own under a disposing ancestor: left linked for the ancestor's drive to collect (see `dispose`). */
+  #keepLinked = false;
   /** Settles the disposal's promise once one was asked for (see `#promise`). */
   #settle: ((errors: unknown[]) => void) | undefined = undefined;
 
@@ -625,7 +627,12 @@ export class SystemContext implements AsyncDisposable {
     // for it before the disposal is over (a re-entrant or concurrent call, or this call
     // when something has to be awaited). A disposal that runs synchronously to its end
     // (the usual case) makes none.
-    this.#disposal = RUNNING;
+    // Disposed on its own while an ancestor's disposal runs (from an abort listener, a
+    // cleanup, an agent/disposed listener): it stays linked, so the ancestor's drive finds
+    // it, awaits it and collects its errors; its own promise is then marked handled.
+    const underAncestor = this.parent !== undefined && this.parent._disposalStarted();
+    if (underAncestor) this.#keepLinked = true;
+    this.#disposal = underAncestor ? RUNNING_QUIET : RUNNING;
     const errors: unknown[] = [];
     const deadline = performance.now() + this.server.options.disposeTimeoutMs;
     let running: Promise<void> | undefined;
@@ -635,14 +642,14 @@ export class SystemContext implements AsyncDisposable {
       collect(err, errors); // never expected: the steps collect their own failures
     }
     if (running === undefined) {
-      this.#finish(errors, false);
+      this.#finish(errors, underAncestor);
       return this.#promise(); // the settled one #finish memoized
     }
     running.then(
-      () => this.#finish(errors, false),
+      () => this.#finish(errors, underAncestor),
       (err: unknown) => {
         collect(err, errors);
-        this.#finish(errors, false);
+        this.#finish(errors, underAncestor);
       },
     );
     return this.#promise();
@@ -996,7 +1003,7 @@ export class SystemContext implements AsyncDisposable {
   }
 
   #release(): void {
-    this.#unlink();
+    if (!this.#keepLinked) this.#unlink();
     this._locals = undefined;
     this._views = undefined;
     this.#outputs = undefined;

@@ -292,14 +292,53 @@ function authorizeAndRun(reg: ToolRegistry, ctx: SystemContext, state: CallState
   if (hasPolicy(reg, scope) || reg.bus.hasListeners('tools/execute', scope)) return authorizeAndRunAsync(reg, ctx, state, execution, tool);
   let value: unknown;
   try {
-    value = startBody(undefined, state, execution, ctx, tool);
+    value = returnedValue(state, startBody(undefined, state, execution, ctx, tool));
   } catch (err) {
     return state.decided ? decided(state, execution.callId) : errorResult(execution.callId, thrown(err));
   }
-  // A primitive can not be a thenable: the body returned, with no promise to wait for.
-  if (value !== null && (typeof value === 'object' || typeof value === 'function')) return settleBody(reg, ctx, state, execution, value);
-  state.bodyReturned();
+  if (value instanceof Pending) return settleBody(reg, ctx, state, execution, value.settled);
   return finish(reg, ctx, state, execution, value);
+}
+
+/** A body's result that is still to come: its settling (see {@link returnedValue}). */
+class Pending {
+  constructor(readonly settled: Promise<unknown>) {}
+}
+
+/**
+ * What the call function returned: a value that is not a thenable means the body has
+ * returned (now, so an abort no longer changes the call); a thenable is adopted (its
+ * `then` read once, as `Promise.resolve` does) and the body has returned when it settles.
+ * Throws (the body has then returned) when reading `then` throws.
+ */
+function returnedValue(state: CallState, returned: unknown): unknown {
+  if (returned === null || (typeof returned !== 'object' && typeof returned !== 'function')) {
+    state.bodyReturned();
+    return returned;
+  }
+  if (returned instanceof Promise) return new Pending(bodySettled(state, returned));
+  let then: unknown;
+  try {
+    then = (returned as { then?: unknown }).then;
+  } catch (err) {
+    state.bodyReturned();
+    throw err;
+  }
+  if (typeof then !== 'function') {
+    state.bodyReturned();
+    return returned;
+  }
+  // Adopted in a later job, as Promise.resolve adopts a thenable.
+  const adopted = new Promise<unknown>((resolve, reject) => {
+    queueMicrotask(() => {
+      try {
+        (then as (res: (v: unknown) => void, rej: (e: unknown) => void) => unknown).call(returned, resolve, reject);
+      } catch (err) {
+        reject(err);
+      }
+    });
+  });
+  return new Pending(bodySettled(state, adopted));
 }
 
 /** Whether `tools/pre-execute` listeners or guards apply to a call in `scope`. */
@@ -307,11 +346,11 @@ function hasPolicy(reg: ToolRegistry, scope: object | undefined): boolean {
   return reg.bus.hasListeners('tools/pre-execute', scope) || reg.globalGuards.length > 0 || (scope !== undefined && reg.scopedGuards.has(scope));
 }
 
-/** Waits for what the body returned (an object, maybe a thenable), then finishes the call. */
-async function settleBody(reg: ToolRegistry, ctx: SystemContext, state: CallState, execution: Execution, returned: unknown): Promise<ToolResult> {
+/** Waits for the body's result to settle, then finishes the call. */
+async function settleBody(reg: ToolRegistry, ctx: SystemContext, state: CallState, execution: Execution, settled: Promise<unknown>): Promise<ToolResult> {
   let value: unknown;
   try {
-    value = await bodySettled(state, returned);
+    value = await settled;
   } catch (err) {
     if (state.decided) return decided(state, execution.callId);
     return errorResult(execution.callId, thrown(err));
@@ -372,10 +411,8 @@ async function authorizeAndRunAsync(reg: ToolRegistry, ctx: SystemContext, state
   }
   let value: unknown;
   try {
-    value = startBody(fn as ToolCallFunction | undefined, state, execution, ctx, tool);
-    // A primitive can not be a thenable: the body returned, with no promise to wait for.
-    if (value !== null && (typeof value === 'object' || typeof value === 'function')) value = await bodySettled(state, value);
-    else state.bodyReturned();
+    value = returnedValue(state, startBody(fn as ToolCallFunction | undefined, state, execution, ctx, tool));
+    if (value instanceof Pending) value = await value.settled;
   } catch (err) {
     if (state.decided) return decided(state, callId);
     return errorResult(callId, thrown(err));
@@ -390,7 +427,7 @@ function stillResolves(reg: ToolRegistry, ctx: SystemContext, execution: ToolExe
 
 /**
  * Starts the call function under the tool's timeout and returns what it returned. While
- * it runs an abort decides the call; once it returned (see {@link bodySettled}), an abort
+ * it runs an abort decides the call; once it returned (see {@link returnedValue}), an abort
  * no longer changes the call's result. When it throws, it has returned.
  */
 function startBody(fn: ToolCallFunction | undefined, state: CallState, execution: ToolExecution, ctx: SystemContext, tool: Tool): unknown {
@@ -407,14 +444,8 @@ function startBody(fn: ToolCallFunction | undefined, state: CallState, execution
   }
 }
 
-/** What the call function returned (an object, maybe a thenable), once it settled; the body has then returned. */
-function bodySettled(state: CallState, returned: unknown): Promise<unknown> {
-  let p: Promise<unknown>;
-  try {
-    p = Promise.resolve(returned); // reads a thenable's `then` once
-  } catch (err) {
-    p = Promise.reject(err);
-  }
+/** The settling of a promise the call function returned (or adopted from its thenable); the body has then returned. */
+function bodySettled(state: CallState, p: Promise<unknown>): Promise<unknown> {
   return p.then(
     (v) => {
       state.bodyReturned();

@@ -106,6 +106,9 @@ export class SystemContext implements AsyncDisposable {
   _locals: Map<Token, ResourceEntry> | undefined = undefined;
   /** @internal Cached per-context views of contextual globals. */
   _views: Map<Token, unknown> | undefined = undefined;
+  /** @internal The token of the first view made for this context, and the view (see `_valueOf`). */
+  _viewToken: Token | undefined = undefined;
+  _view: unknown = undefined;
   /** @internal The lazily made inversify container of this context. */
   _container: Container | undefined = undefined;
   /** @internal 0 live, 1 disposing or disposed. */
@@ -439,6 +442,15 @@ export class SystemContext implements AsyncDisposable {
   /** @internal The value of an entry as seen from this context. */
   _valueOf(e: ResourceEntry, t: Token): unknown {
     if (e.view === undefined) return e.value;
+    // The first view asked for here sits in a field (most contexts ask for one or two:
+    // Tools, Events); more go to a map.
+    if (this._viewToken === t) return this._view;
+    if (this._viewToken === undefined) {
+      const v = e.view(this);
+      this._viewToken = t;
+      this._view = v;
+      return v;
+    }
     const views = (this._views ??= new Map());
     let v = views.get(t);
     if (v === undefined) {
@@ -1006,6 +1018,8 @@ export class SystemContext implements AsyncDisposable {
     if (!this.#keepLinked) this.#unlink();
     this._locals = undefined;
     this._views = undefined;
+    this._viewToken = undefined;
+    this._view = undefined;
     this.#outputs = undefined;
     this.#cleanups = undefined;
     const x = this._extra;

@@ -49,6 +49,9 @@ export class Layers<E> {
   readonly #kind: string;
   readonly #global: Layer<E> = { entries: new Map(), version: 0 };
   readonly #scoped = new Map<object, Layer<E>>();
+  /** The scoped layer found last (registrations and lookups come in runs for one scope); cleared with its layer. */
+  #lastScope: object | undefined = undefined;
+  #lastLayer: Layer<E> | undefined = undefined;
   /** Replaced, never mutated (copy-on-write): a notification iterates it without a copy. */
   #listeners: readonly ((change: LayerChange<E>) => void)[] = [];
   /** How many listeners want additions too (a registration with none builds no change record). */
@@ -96,7 +99,7 @@ export class Layers<E> {
   add(ctx: SystemContext, name: string, value: E): () => void {
     if (ctx.isDisposed) ctx._live(`registering ${this.#kind} "${name}"`); // the message only for the error
     const scope = ctx._scopeKey;
-    const layer = scope === undefined ? this.#global : this.#scoped.get(scope);
+    const layer = scope === undefined ? this.#global : this.#layerOf(scope);
     if (layer?.entries.has(name)) {
       throw new RegistrationError(
         scope === undefined
@@ -127,14 +130,27 @@ export class Layers<E> {
   /** The owner's cleanup of an entry (one function for all: no closure per registration). */
   readonly #deleter = (entry: LayerEntry<E>): void => this.#delete(entry);
 
+  /** The layer of `scope`, if it has one. */
+  #layerOf(scope: object): Layer<E> | undefined {
+    if (scope === this.#lastScope) return this.#lastLayer;
+    const layer = this.#scoped.get(scope);
+    if (layer !== undefined) {
+      this.#lastScope = scope;
+      this.#lastLayer = layer;
+    }
+    return layer;
+  }
+
   #insert(entry: LayerEntry<E>): void {
     let layer: Layer<E>;
     if (entry.scope === undefined) layer = this.#global;
     else {
-      let l = this.#scoped.get(entry.scope);
+      let l = this.#layerOf(entry.scope);
       if (l === undefined) {
         l = { entries: new Map(), version: 0 };
         this.#scoped.set(entry.scope, l);
+        this.#lastScope = entry.scope;
+        this.#lastLayer = l;
       }
       layer = l;
     }
@@ -143,10 +159,13 @@ export class Layers<E> {
   }
 
   #delete(entry: LayerEntry<E>, notify = true): void {
-    const layer = entry.scope === undefined ? this.#global : this.#scoped.get(entry.scope);
+    const layer = entry.scope === undefined ? this.#global : this.#layerOf(entry.scope);
     if (layer === undefined || layer.entries.get(entry.name) !== entry) return;
     layer.entries.delete(entry.name);
-    if (entry.scope !== undefined && layer.entries.size === 0) this.#scoped.delete(entry.scope);
+    if (entry.scope !== undefined && layer.entries.size === 0) {
+      this.#scoped.delete(entry.scope);
+      if (this.#lastScope === entry.scope) this.#lastScope = this.#lastLayer = undefined;
+    }
     this.#touch(layer);
     if (notify) this.#notify({ kind: 'remove', entry }, false);
   }
@@ -180,12 +199,12 @@ export class Layers<E> {
 
   /** The entry of `name` in exactly the layer of `scope` (no merging). */
   own(scope: object | undefined, name: string): LayerEntry<E> | undefined {
-    return (scope === undefined ? this.#global : this.#scoped.get(scope))?.entries.get(name);
+    return (scope === undefined ? this.#global : this.#layerOf(scope))?.entries.get(name);
   }
 
   /** The entries of exactly the layer of `scope`, in registration order. */
   layer(scope: object | undefined): ReadonlyMap<string, LayerEntry<E>> {
-    return (scope === undefined ? this.#global : this.#scoped.get(scope))?.entries ?? EMPTY;
+    return (scope === undefined ? this.#global : this.#layerOf(scope))?.entries ?? EMPTY;
   }
 
   /**
@@ -194,7 +213,7 @@ export class Layers<E> {
    * {@link Layers.version}, so a change in another scope does not invalidate it.
    */
   layerVersion(scope: object | undefined): number {
-    return (scope === undefined ? this.#global : this.#scoped.get(scope))?.version ?? 0;
+    return (scope === undefined ? this.#global : this.#layerOf(scope))?.version ?? 0;
   }
 
   /** The scopes whose own layer holds an entry named `name`. */
@@ -222,7 +241,7 @@ export class Layers<E> {
    */
   merged(scope: object | undefined): ReadonlyMap<string, E> {
     const g = this.#global;
-    const layer = scope === undefined ? undefined : this.#scoped.get(scope);
+    const layer = scope === undefined ? undefined : this.#layerOf(scope);
     if (layer === undefined) {
       let m = this.#globalMerged;
       if (m === undefined) {

@@ -47,6 +47,7 @@ export const STANDARD_KEY = '~standard';
 export function isStandardSchemaCandidate(parameters: object): boolean {
   const proto = Object.getPrototypeOf(parameters) as unknown;
   if (proto === Object.prototype || proto === null) {
+    if (!Object.hasOwn(parameters, STANDARD_KEY)) return false; // the usual case, without a descriptor
     const own = Object.getOwnPropertyDescriptor(parameters, STANDARD_KEY);
     return own !== undefined && own.enumerable === true;
   }

@@ -764,13 +764,12 @@ export class SystemContext implements AsyncDisposable {
     x.ac?.abort(reason());
     const works = x.inflight;
     if (works === undefined || works.size === 0) return;
-    for (const w of [...works]) {
-      try {
-        w.abort(reason);
-      } catch (err) {
-        collect(err, errors);
-      }
+    // aborting may change the set: iterate a copy (none needed for the usual single work)
+    if (works.size === 1) {
+      abortWork(works.values().next().value as InFlight, reason, errors);
+      return;
     }
+    for (const w of [...works]) abortWork(w, reason, errors);
   }
 
   /** Whether this context has its own disposal work (not counting children and the Extra). */
@@ -1044,6 +1043,15 @@ export class SystemContext implements AsyncDisposable {
     if (prev !== undefined) prev._next = next;
     this._prev = undefined;
     this._next = undefined;
+  }
+}
+
+/** Aborts one in-flight work, collecting what it throws. */
+function abortWork(w: InFlight, reason: () => ContextDisposedError, errors: unknown[]): void {
+  try {
+    w.abort(reason);
+  } catch (err) {
+    collect(err, errors);
   }
 }
 

@@ -5,7 +5,7 @@
 import type { SystemContext } from '../context/system-context.js';
 import { throwCollected } from '../disposal/ownership.js';
 import type { ParentFilter } from '../context/parent-filter.js';
-import { createScope } from '../scope/scope.js';
+import { scopeContext } from '../scope/scope.js';
 import type { Composition } from './composition.js';
 import type { AgentRegistry } from './registry.js';
 import type { ownClass } from '../system/own-class.js';
@@ -69,8 +69,7 @@ export class Agent {
     this.#registry = registry;
     this.id = id;
     this.parent = parent;
-    const scope = createScope(owner, this, parentFilter === undefined ? undefined : { parentFilter });
-    const ctx = scope.ctx;
+    const ctx = scopeContext(owner, this, parentFilter === undefined ? undefined : { parentFilter });
     this.ctx = ctx;
     // Every path that disposes the agent's context (the handle, `scope.dispose()`, the
     // owner's or the parent's disposal, `await using`) is the context's one memoized

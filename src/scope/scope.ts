@@ -43,6 +43,22 @@ export interface ScopeOptions {
  * @param options - `parentFilter`.
  */
 export function createScope<K extends object>(ctx: SystemContext, key: K, options?: ScopeOptions): Scope<K> {
+  const scoped = scopeContext(ctx, key, options);
+  let raw: Promise<void> | undefined;
+  const rawDispose = (): Promise<void> => {
+    if (raw === undefined) raw = scoped.dispose();
+    return raw;
+  };
+  return {
+    key,
+    ctx: scoped,
+    rawDispose,
+    dispose: () => scoped.dispose(),
+  };
+}
+
+/** @internal {@link createScope}'s context alone (for callers that need no `Scope` object: an agent). */
+export function scopeContext(ctx: SystemContext, key: object, options?: ScopeOptions): SystemContext {
   if (!(ctx instanceof SystemContext)) {
     throw new TypeError(`createScope(ctx, key): ctx must be a SystemContext, got ${describeValue(ctx)}.`);
   }
@@ -62,17 +78,7 @@ export function createScope<K extends object>(ctx: SystemContext, key: K, option
   const scoped = ctx._adopt(new SystemContext(server, ctx, key, filter));
   scoped._x().scopeRoot = true;
   server._scopeBegan(key, scoped);
-  let raw: Promise<void> | undefined;
-  const rawDispose = (): Promise<void> => {
-    if (raw === undefined) raw = scoped.dispose();
-    return raw;
-  };
-  return {
-    key,
-    ctx: scoped,
-    rawDispose,
-    dispose: () => scoped.dispose(),
-  };
+  return scoped;
 }
 
 /**

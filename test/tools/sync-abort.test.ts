@@ -30,12 +30,13 @@ test('a body that starts the disposal of its calling context before returning is
   const { server, app } = await toolServer();
   const turn = app.child();
   let disposal: Promise<void> | undefined;
-  app.get(Tools).register(
-    tool('leave', (_a: unknown, _e: ToolExecution, ctx?: SystemContext) => {
+  app.get(Tools).register({
+    ...tool('leave'),
+    execute: (_a: unknown, _e: ToolExecution, ctx?: SystemContext) => {
       disposal = (ctx as SystemContext).dispose();
       return 'late';
-    }),
-  );
+    },
+  });
   const r = await turn.get(Tools).execute({ callId: '2', name: 'leave', arguments: {} });
   expect(r).toMatchObject({ isError: true, error: { code: 'EXECUTION_ERROR' } });
   expect(r.content).toMatch(/was aborted/);

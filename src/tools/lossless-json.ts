@@ -162,7 +162,9 @@ function visit(v: unknown, t: JsonValue | undefined, st: Stacks, depth: number):
     // with matching keys, the template has k; otherwise look it up
     const tc = match ? (tobj as JsonObject)[k] : tobj !== undefined && Object.hasOwn(tobj, k) ? tobj[k] : undefined;
     path[depth] = k;
-    const child = visit(obj[k], tc, st, depth + 1);
+    const raw = obj[k];
+    // a string (the usual leaf) is its own snapshot: no call
+    const child = typeof raw === 'string' ? raw : visit(raw, tc, st, depth + 1);
     if (out === undefined) {
       if (match && child === tc) continue;
       // the first difference: every key before it matched, so its value is the template's
@@ -225,7 +227,8 @@ function visitArray(arr: unknown[], t: readonly JsonValue[] | undefined, st: Sta
   const path = st.path;
   for (let i = 0; i < len; i++) {
     path[depth] = i;
-    const child = visit(arr[i], tpl?.[i], st, depth + 1);
+    const raw = arr[i];
+    const child = typeof raw === 'string' ? raw : visit(raw, tpl?.[i], st, depth + 1);
     if (out === undefined) {
       if (tpl !== undefined && child === tpl[i]) continue;
       out = new Array<JsonValue>(len);

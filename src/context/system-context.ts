@@ -737,20 +737,25 @@ export class SystemContext implements AsyncDisposable {
     // after it may start other disposals, so `reached` is this walk's own.
     const stack = walkStack;
     stack.push(this);
-    let reached: SystemContext[] | undefined;
+    // `reached` is iterated while abort listeners run (which may start other walks): one
+    // from a pool, given back empty.
+    const reached = reachedPool.pop() ?? [];
     while (stack.length > 0) {
       const n = stack.pop() as SystemContext;
       if (n._state !== LIVE) continue;
       if (mark) n._state = DISPOSED;
       const x = n._extra;
-      if (x !== undefined && !x.aborted) (reached ??= []).push(n);
+      if (x !== undefined && !x.aborted) reached.push(n);
       for (let c = n._last; c !== undefined; c = c._prev) stack.push(c);
     }
-    if (reached === undefined) return;
-    // Every context is marked before any abort runs: an abort listener sees the whole subtree disposed.
-    // The reason (an Error, so a stack capture) is only built when something is there to abort.
-    const reason = this.#lazyReason();
-    for (const c of reached) c.#abort(reason, errors);
+    if (reached.length > 0) {
+      // Every context is marked before any abort runs: an abort listener sees the whole subtree disposed.
+      // The reason (an Error, so a stack capture) is only built when something is there to abort.
+      const reason = this.#lazyReason();
+      for (let i = 0; i < reached.length; i++) (reached[i] as SystemContext).#abort(reason, errors);
+      reached.length = 0;
+    }
+    if (reachedPool.length < 8) reachedPool.push(reached);
   }
 
   #abort(reason: () => ContextDisposedError, errors: unknown[]): void {
@@ -1058,6 +1063,8 @@ function abortWork(w: InFlight, reason: () => ContextDisposedError, errors: unkn
 const RESOLVED: Promise<void> = Promise.resolve();
 /** The traversal stack of `#walk` (empty between walks). */
 const walkStack: SystemContext[] = [];
+/** Empty arrays for `#walk`'s reached contexts (a walk started from an abort listener takes another). */
+const reachedPool: SystemContext[][] = [];
 /** A context's disposal is running and nobody asked for its promise yet. */
 const RUNNING: unique symbol = Symbol('disposal running');
 /** {@link RUNNING}, for a descendant disposed by an ancestor's drive (which collects its errors). */

@@ -566,13 +566,31 @@ export function snapshotDefinition<S>(def: unknown, target: string, steps: Param
     throw new TypeError(`Tools.register(${name}): timeoutMs must be a positive number of milliseconds, got ${describeValue(timeoutMs)}.`);
   }
   const snap = steps.snapshot(name, parameters, target);
-  const bound = Object.freeze((execute as (...a: unknown[]) => unknown).bind(def));
+  const bound = boundExecute(def, execute as (...a: unknown[]) => unknown);
   const annotationsSnap = annotations === undefined ? undefined : snapshotAnnotations(name, annotations);
   // Last: nothing after it can throw, so a refused definition holds no validator reference.
   const tool: { -readonly [K in keyof Tool]: Tool[K] } = { name, description, parameters: steps.intern(name, snap), execute: bound };
   if (timeoutMs !== undefined) tool.timeoutMs = timeoutMs as number;
   if (annotationsSnap !== undefined) tool.annotations = annotationsSnap;
   return Object.freeze(tool);
+}
+
+/** The frozen `execute` last bound to each definition object (weakly: it goes with the definition). */
+const boundByDefinition = new WeakMap<object, { readonly execute: (...a: unknown[]) => unknown; readonly bound: (...a: unknown[]) => unknown }>();
+
+/**
+ * `execute` bound to `def`, frozen. The same definition object registered again with the
+ * same `execute` (every agent registering the same tools) gets the same bound function:
+ * it is immutable and calls the same function with the same `this`, so sharing it is
+ * indistinguishable from binding anew except by identity. (Binding and freezing a
+ * function is most of a registration's own cost after the schema check.)
+ */
+function boundExecute(def: object, execute: (...a: unknown[]) => unknown): (...a: unknown[]) => unknown {
+  const known = boundByDefinition.get(def);
+  if (known !== undefined && known.execute === execute) return known.bound;
+  const bound = Object.freeze(execute.bind(def));
+  boundByDefinition.set(def, { execute, bound });
+  return bound;
 }
 
 /** Snapshots a definition's `annotations`: a lossless JSON object, deep-frozen. */

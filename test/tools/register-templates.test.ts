@@ -119,3 +119,42 @@ describe('what the templates keep alive', () => {
     await server.dispose();
   });
 });
+
+describe('the same definition object registered again', () => {
+  test("its execute is bound to the definition every time, and a replaced execute is the one bound next", async () => {
+    const { server, app } = await toolServer();
+    const seen: unknown[] = [];
+    const def = {
+      name: 'who',
+      description: 'x',
+      parameters: { type: 'object' },
+      execute(this: unknown): string {
+        seen.push(this);
+        return 'first';
+      },
+    };
+    const a = createScope(app, { id: 'a' });
+    const b = createScope(app, { id: 'b' });
+    a.ctx.get(Tools).register(def);
+    b.ctx.get(Tools).register(def);
+    const ta = a.ctx.get(Tools).get('who');
+    const tb = b.ctx.get(Tools).get('who');
+    expect(ta).not.toBe(tb); // one record per registration
+    expect(Object.isFrozen(ta?.execute)).toBe(true);
+    expect(ta?.execute({}, undefined as never, undefined as never)).toBe('first');
+    expect((await b.ctx.get(Tools).execute({ callId: '1', name: 'who', arguments: {} })).content).toBe('first');
+    expect(seen).toEqual([def, def]);
+    def.execute = function (this: unknown): string {
+      seen.push(this);
+      return 'second';
+    };
+    await a.dispose();
+    const c = createScope(app, { id: 'c' });
+    c.ctx.get(Tools).register(def);
+    expect((await c.ctx.get(Tools).execute({ callId: '2', name: 'who', arguments: {} })).content).toBe('second');
+    // the registration made before the change keeps the function it was given
+    expect((await b.ctx.get(Tools).execute({ callId: '3', name: 'who', arguments: {} })).content).toBe('first');
+    expect(seen).toEqual([def, def, def, def]);
+    await server.dispose();
+  });
+});

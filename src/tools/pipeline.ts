@@ -23,7 +23,7 @@ import { CallState, Execution, errorResult, isExecutionToken, type Failure } fro
 import { NotLosslessJsonError, snapshotJson, type JsonValue } from './lossless-json.js';
 import { readShown, wasShown } from './shown.js';
 import type { ToolRegistry } from './tools.js';
-import type { Tool, ToolCallFunction, ToolErrorCode, ToolExecution, ToolExecutionToken, ToolResult } from './types.js';
+import type { Tool, ToolCallFunction, ToolExecution, ToolExecutionToken, ToolResult } from './types.js';
 
 export { isExecutionToken };
 
@@ -98,11 +98,8 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
   let args: JsonValue | undefined;
   let failure: Failure | undefined;
   let tool: Tool | undefined;
-  const fail = (code: ToolErrorCode, message: string): void => {
-    failure ??= { code, message };
-  };
   if (call === null || typeof call !== 'object') {
-    fail('INVALID_ARGS', `a tool call must be an object { callId, name, arguments }, got ${describeValue(call)}`);
+    failure ??= { code: 'INVALID_ARGS', message: `a tool call must be an object { callId, name, arguments }, got ${describeValue(call)}` };
   } else {
     // Each field read once, in this order; a throwing one is refused and the rest still read.
     const c = call as Record<string, unknown>;
@@ -121,8 +118,8 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
       at = 5;
       rawSignal = c.signal;
     } catch (err) {
-      fail('INVALID_ARGS', `reading the call's "${CALL_FIELDS[at] as string}" threw: ${messageOf(err)}`);
-      const rest = readRest(c, at + 1, (key, e) => fail('INVALID_ARGS', `reading the call's "${key}" threw: ${messageOf(e)}`));
+      failure ??= { code: 'INVALID_ARGS', message: `reading the call's "${CALL_FIELDS[at] as string}" threw: ${messageOf(err)}` };
+      const rest = readRest(c, at + 1, (key, e) => void (failure ??= { code: 'INVALID_ARGS', message: `reading the call's "${key}" threw: ${messageOf(e)}` }));
       if (at < 1) rawName = rest[1];
       if (at < 2) rawArgs = rest[2];
       if (at < 3) rawScope = rest[3];
@@ -131,34 +128,34 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
     }
     if (typeof rawId === 'string') callId = rawId;
     else if (typeof rawId === 'number' && Number.isFinite(rawId)) callId = String(rawId);
-    else fail('INVALID_ARGS', `callId must be a string, got ${describeValue(rawId)}`);
+    else failure ??= { code: 'INVALID_ARGS', message: `callId must be a string, got ${describeValue(rawId)}` };
     if (rawScope !== undefined) {
       if (rawScope === null || (typeof rawScope !== 'object' && typeof rawScope !== 'function')) {
-        fail('INVALID_ARGS', `scope must be a scope key (an object) or omitted, got ${describeValue(rawScope)}`);
+        failure ??= { code: 'INVALID_ARGS', message: `scope must be a scope key (an object) or omitted, got ${describeValue(rawScope)}` };
       } else if (!isReadableScope(ctx, rawScope)) {
         // SPEC 10.7: an explicit scope is the view's own or a live scope key; anything
         // else (a model's `scope: {}`, a disposed agent's key) is refused, never read as
         // the bare global layer.
-        fail(
-          'INVALID_ARGS',
-          `scope ${describeValue(rawScope)} is not a live scope key: pass the key of a live scope (createScope, an agent's key) or omit scope to use the view's own`,
-        );
+        failure ??= {
+          code: 'INVALID_ARGS',
+          message: `scope ${describeValue(rawScope)} is not a live scope key: pass the key of a live scope (createScope, an agent's key) or omit scope to use the view's own`,
+        };
       } else scope = rawScope;
     }
     if (rawParent !== undefined) {
       if (isExecutionToken(rawParent)) parent = rawParent;
-      else fail('INVALID_ARGS', 'parent must be the token of an enclosing execution (execution.token)');
+      else failure ??= { code: 'INVALID_ARGS', message: 'parent must be the token of an enclosing execution (execution.token)' };
     }
     if (rawSignal !== undefined) {
       if (rawSignal instanceof AbortSignal) signal = rawSignal;
-      else fail('INVALID_ARGS', `signal must be an AbortSignal, got ${describeValue(rawSignal)}`);
+      else failure ??= { code: 'INVALID_ARGS', message: `signal must be an AbortSignal, got ${describeValue(rawSignal)}` };
     }
     if (typeof rawName === 'string') name = rawName;
-    else fail('UNKNOWN_TOOL', `unknown tool ${describeValue(rawName)}`);
+    else failure ??= { code: 'UNKNOWN_TOOL', message: `unknown tool ${describeValue(rawName)}` };
     let shown: ReturnType<typeof readShown>;
     if (options !== undefined) {
       shown = readShown(options, name);
-      if (typeof shown === 'string') fail('INVALID_ARGS', shown);
+      if (typeof shown === 'string') failure ??= { code: 'INVALID_ARGS', message: shown };
     }
     if (failure === undefined) {
       let argsFailure: Failure | undefined;
@@ -181,7 +178,7 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
         } catch (err) {
           invalid = messageOf(err);
         }
-        if (invalid !== undefined) fail('INVALID_ARGS', `invalid arguments for tool "${name}": ${invalid}`);
+        if (invalid !== undefined) failure ??= { code: 'INVALID_ARGS', message: `invalid arguments for tool "${name}": ${invalid}` };
       }
     }
   }

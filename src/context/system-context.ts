@@ -601,12 +601,13 @@ export class SystemContext implements AsyncDisposable {
   }
 
   /**
-   * @internal {@link SystemContext.onDispose} for polestar's own hot paths: `fn(arg)` runs
-   * at disposal (no closure per cleanup); {@link SystemContext._disown} unregisters it.
+   * @internal {@link SystemContext.onDispose} for polestar's own hot paths: `slot.fn(slot.arg)`
+   * runs at disposal (no closure per cleanup; the slot may be the caller's own record);
+   * {@link SystemContext._disown} unregisters it.
    * The caller checked that this context is live.
    */
-  _own<A>(fn: (arg: A) => unknown, arg: A): Slot {
-    return (this.#cleanups ??= new Ownership()).push(fn, arg, false);
+  _own<S extends Slot>(slot: S): S {
+    return (this.#cleanups ??= new Ownership()).pushSlot(slot);
   }
 
   /** @internal Unregisters a cleanup added by {@link SystemContext._own} (idempotent; a no-op once it ran). */

@@ -63,7 +63,12 @@ export class Ownership {
    * `undefined`); {@link remove} unregisters it. No closure per cleanup.
    */
   push<A>(fn: (arg: A) => unknown, arg: A | undefined, concurrent: boolean): Slot {
-    const slot: Slot = { fn: fn as (arg: never) => unknown, arg, index: this.#stack.length, concurrent };
+    return this.pushSlot({ fn: fn as (arg: never) => unknown, arg, index: 0, concurrent });
+  }
+
+  /** @internal Pushes a caller-made slot (an object that is also something else: no extra allocation). */
+  pushSlot<S extends Slot>(slot: S): S {
+    slot.index = this.#stack.length;
     this.#stack.push(slot);
     this.#live++;
     return slot;

@@ -14,7 +14,7 @@ export class RegistrationError extends Error {
 }
 
 /** @internal One registered entry. */
-export interface LayerEntry<E> {
+export interface LayerEntry<E> extends Slot {
   readonly name: string;
   readonly value: E;
   readonly scope: object | undefined;
@@ -110,19 +110,21 @@ export class Layers<E> {
               `dispose the existing registration first.`,
       );
     }
-    const entry: LayerEntry<E> = { name, value, scope, ctx };
+    // The entry is also its owner's cleanup slot: `#deleter(entry)` at the owner's disposal.
+    const entry: LayerEntry<E> = { name, value, scope, ctx, fn: this.#deleter, arg: undefined, index: 0, concurrent: false };
     this.#insert(entry);
-    let slot: Slot;
     try {
       if (this.#adds > 0) this.#notify({ kind: 'add', entry }, true);
       if (ctx.isDisposed) ctx._live(`registering ${this.#kind} "${name}"`); // a listener disposed it
-      slot = ctx._own(this.#deleter, entry);
+      entry.arg = entry;
+      ctx._own(entry);
     } catch (err) {
+      entry.fn = undefined;
       this.#delete(entry, false);
       throw err;
     }
     return () => {
-      ctx._disown(slot);
+      ctx._disown(entry);
       this.#delete(entry);
     };
   }

@@ -442,21 +442,20 @@ export class SystemContext implements AsyncDisposable {
   /** @internal The value of an entry as seen from this context. */
   _valueOf(e: ResourceEntry, t: Token): unknown {
     if (e.view === undefined) return e.value;
-    // The first view asked for here sits in a field (most contexts ask for one or two:
-    // Tools, Events); more go to a map.
+    // The first view made here sits in a field (most contexts ask for one or two: Tools,
+    // Events); more go to a map.
     if (this._viewToken === t) return this._view;
+    const known = this._views?.get(t);
+    if (known !== undefined) return known;
+    const v = e.view(this);
+    // The factory may have asked for views itself (this one too): the first made stays.
+    if (this._viewToken === t) return this._view;
+    const made = this._views?.get(t);
+    if (made !== undefined) return made;
     if (this._viewToken === undefined) {
-      const v = e.view(this);
       this._viewToken = t;
       this._view = v;
-      return v;
-    }
-    const views = (this._views ??= new Map());
-    let v = views.get(t);
-    if (v === undefined) {
-      v = e.view(this);
-      views.set(t, v);
-    }
+    } else (this._views ??= new Map()).set(t, v);
     return v;
   }
 

@@ -41,6 +41,8 @@ export class Ownership {
   #stack: (Slot | undefined)[] = [];
   #live = 0;
   #holes = 0;
+  /** A drain is running (see `remove`). */
+  #draining = false;
 
   /** Number of cleanups still registered. */
   get size(): number {
@@ -82,7 +84,9 @@ export class Ownership {
     this.#stack[slot.index] = undefined;
     this.#live--;
     this.#holes++;
-    if (this.#holes > 32 && this.#holes > this.#live) this.#compact();
+    // Never while draining: the drain pops from the array it started with, and a cleanup
+    // registered or unregistered meanwhile must land in (or leave a hole in) that array.
+    if (!this.#draining && this.#holes > 32 && this.#holes > this.#live) this.#compact();
   }
 
   #compact(): void {
@@ -107,6 +111,7 @@ export class Ownership {
    */
   drain(errors: unknown[]): Promise<void> | undefined {
     const stack = this.#stack;
+    this.#draining = true;
     while (stack.length > 0) {
       const slot = stack.pop();
       if (slot === undefined) {
@@ -143,6 +148,7 @@ export class Ownership {
       return this.#drainAfter(Promise.all(batch), errors);
     }
     this.#holes = 0;
+    this.#draining = false;
     return undefined;
   }
 

@@ -313,9 +313,11 @@ function returnedValue(state: CallState, returned: unknown): unknown {
     state.bodyReturned();
     return returned;
   }
-  if (returned instanceof Promise) return new Pending(bodySettled(state, returned));
   let then: unknown;
   try {
+    // A plain native promise is awaited as it is (as Promise.resolve would return it); a
+    // subclass or any other thenable is adopted through its `then`, read once.
+    if (returned instanceof Promise && returned.constructor === Promise) return new Pending(bodySettled(state, returned));
     then = (returned as { then?: unknown }).then;
   } catch (err) {
     state.bodyReturned();
@@ -443,16 +445,24 @@ function startBody(fn: ToolCallFunction | undefined, state: CallState, execution
 
 /** The settling of a promise the call function returned (or adopted from its thenable); the body has then returned. */
 function bodySettled(state: CallState, p: Promise<unknown>): Promise<unknown> {
-  return p.then(
-    (v) => {
-      state.bodyReturned();
-      return v;
-    },
-    (err: unknown) => {
-      state.bodyReturned();
-      throw err;
-    },
-  );
+  let settled: Promise<unknown>;
+  try {
+    settled = p.then(
+      (v) => {
+        state.bodyReturned();
+        return v;
+      },
+      (err: unknown) => {
+        state.bodyReturned();
+        throw err;
+      },
+    );
+  } catch (err) {
+    // a promise with a throwing own `then`: the body is over
+    state.bodyReturned();
+    return Promise.reject(err);
+  }
+  return settled;
 }
 
 /** The `tools/post-execute` waterfall (called when it has listeners): accept (optionally replacing content and output) or block. */

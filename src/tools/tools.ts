@@ -575,8 +575,16 @@ export function snapshotDefinition<S>(def: unknown, target: string, steps: Param
   return Object.freeze(tool);
 }
 
-/** The frozen `execute` last bound to each definition object (weakly: it goes with the definition). */
-const boundByDefinition = new WeakMap<object, { readonly execute: (...a: unknown[]) => unknown; readonly bound: (...a: unknown[]) => unknown }>();
+/**
+ * The frozen `execute` bound to each definition object registered, weakly (a definition is
+ * never kept alive by it, nor is its schema). A `WeakMap` keeps its grown table after its
+ * keys are gone (10,000 concurrent agents with their own definitions left +1.8 MB), so it
+ * is replaced by an empty one every {@link BOUND_RENEW} new bindings: a shared definition
+ * is then bound once more.
+ */
+let boundByDefinition = new WeakMap<object, { readonly execute: (...a: unknown[]) => unknown; readonly bound: (...a: unknown[]) => unknown }>();
+let boundSinceRenew = 0;
+const BOUND_RENEW = 1024;
 
 /**
  * `execute` bound to `def`, frozen. The same definition object registered again with the
@@ -589,6 +597,10 @@ function boundExecute(def: object, execute: (...a: unknown[]) => unknown): (...a
   const known = boundByDefinition.get(def);
   if (known !== undefined && known.execute === execute) return known.bound;
   const bound = Object.freeze(execute.bind(def));
+  if (++boundSinceRenew > BOUND_RENEW) {
+    boundByDefinition = new WeakMap();
+    boundSinceRenew = 0;
+  }
   boundByDefinition.set(def, { execute, bound });
   return bound;
 }

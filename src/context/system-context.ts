@@ -17,7 +17,7 @@ import { providerOf } from './provider-hints.js';
 import { ResourceEntry } from './resource-entry.js';
 import { assertToken, describeValue, errorText, isToken, nameOf, tokenOfValue, type Token } from './token.js';
 import {
-  collect, collected, disposeValue, Ownership, probeDisposable, settle, settlePending, start, throwCollected, type Cleanup, type CleanupOptions, type Slot,
+  collect, collected, disposeValue, Ownership, probeDisposable, settle, settlePending, start, thenRun, throwCollected, type Cleanup, type CleanupOptions, type Slot,
 } from '../disposal/ownership.js';
 import type { Server } from './server.js';
 import type { AnySystem, SystemFn } from '../system/system.js';
@@ -857,28 +857,16 @@ export class SystemContext implements AsyncDisposable {
   #disposeOwn(errors: unknown[], deadline: number): Promise<void> | undefined {
     const x = this._extra;
     const set = x?.inflight;
-    if (x !== undefined && set !== undefined && set.size > 0 && !allIdle(set)) return this.#afterQuiesce(this.#quiesce(x, errors, deadline), errors);
+    if (x !== undefined && set !== undefined && set.size > 0 && !allIdle(set)) return thenRun(this.#quiesce(x, errors, deadline), () => this.#disposeCleanups(errors));
     // nothing running: the works (if any) are given up at once, as after a wait
     if (x !== undefined) this.#quiesceIdle(x, errors);
     return this.#disposeCleanups(errors);
   }
 
-  async #afterQuiesce(quiesced: Promise<void>, errors: unknown[]): Promise<void> {
-    await quiesced;
-    const rest = this.#disposeCleanups(errors);
-    if (rest !== undefined) await rest;
-  }
-
   #disposeCleanups(errors: unknown[]): Promise<void> | undefined {
     const draining = this.#cleanups?.drain(errors);
-    if (draining !== undefined) return this.#afterCleanups(draining, errors);
+    if (draining !== undefined) return thenRun(draining, () => this.#disposeRest(errors));
     return this.#disposeRest(errors);
-  }
-
-  async #afterCleanups(draining: Promise<void>, errors: unknown[]): Promise<void> {
-    await draining;
-    const rest = this.#disposeRest(errors);
-    if (rest !== undefined) await rest;
   }
 
   /** The locals, then the container, then the release. */
@@ -995,16 +983,11 @@ export class SystemContext implements AsyncDisposable {
       const v = e.value as object;
       if (server._unhold(v) > 0 || server._isServerValue(v) || !server._claimDisposal(v)) continue;
       const pending = start(() => this.#notOwnDisposal(disposeValue(v)), errors);
-      if (pending !== undefined) return this.#disposeLocalsAfter(settlePending(pending, errors), entries, i - 1, errors);
+      if (pending !== undefined) return thenRun(settlePending(pending, errors), () => this.#disposeLocalsFrom(entries, i - 1, errors));
     }
     return undefined;
   }
 
-  async #disposeLocalsAfter(running: Promise<void>, entries: readonly ResourceEntry[], from: number, errors: unknown[]): Promise<void> {
-    await running;
-    const rest = this.#disposeLocalsFrom(entries, from, errors);
-    if (rest !== undefined) await rest;
-  }
 
   /**
    * `undefined` when `r` is the memoized disposal of this context or of an ancestor (a

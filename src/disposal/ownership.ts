@@ -125,7 +125,7 @@ export class Ownership {
       this.#live--;
       if (!slot.concurrent) {
         const pending = startWith(fn, arg, errors);
-        if (pending !== undefined) return this.#drainAfter(settlePending(pending, errors), errors);
+        if (pending !== undefined) return thenRun(settlePending(pending, errors), () => this.drain(errors));
         continue;
       }
       const batch: Promise<void>[] = [settle(arg === undefined ? (fn as Cleanup) : () => fn(arg), errors)];
@@ -145,19 +145,23 @@ export class Ownership {
         this.#live--;
         batch.push(settle(a === undefined ? (f as Cleanup) : () => f(a), errors));
       }
-      return this.#drainAfter(Promise.all(batch), errors);
+      return thenRun(Promise.all(batch), () => this.drain(errors));
     }
     this.#holes = 0;
     this.#draining = false;
     return undefined;
   }
 
-  /** Awaits `running` (which never rejects), then drains the rest. */
-  async #drainAfter(running: Promise<unknown>, errors: unknown[]): Promise<void> {
-    await running;
-    const rest = this.drain(errors);
-    if (rest !== undefined) await rest;
-  }
+}
+
+/**
+ * @internal Awaits `step` (which never rejects), then runs `next`, synchronous as far as it
+ * goes, and awaits what it left: how a sync-first disposal continues after its first await.
+ */
+export async function thenRun(step: Promise<unknown>, next: () => Promise<void> | undefined): Promise<void> {
+  await step;
+  const rest = next();
+  if (rest !== undefined) await rest;
 }
 
 /** @internal Runs `fn`, awaiting its result, and records a failure instead of throwing. */

@@ -106,8 +106,9 @@ export class SystemContext implements AsyncDisposable {
   _locals: Map<Token, ResourceEntry> | undefined = undefined;
   /** @internal Cached per-context views of contextual globals. */
   _views: Map<Token, unknown> | undefined = undefined;
-  /** @internal The token of the first view made for this context, and the view (see `_valueOf`). */
+  /** @internal The token of the first view made for this context (see `_valueOf`). */
   _viewToken: Token | undefined = undefined;
+  /** @internal The first view made for this context, for `_viewToken`. */
   _view: unknown = undefined;
   /** @internal The lazily made inversify container of this context. */
   _container: Container | undefined = undefined;

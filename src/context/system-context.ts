@@ -714,17 +714,15 @@ export class SystemContext implements AsyncDisposable {
       x.prelude = undefined;
       if (this._state === LIVE) this.#walk(false, errors);
       const pending = start(prelude, errors);
-      if (pending !== undefined) return this.#runAfterPrelude(settlePending(pending, errors), errors, deadline);
+      if (pending !== undefined) return thenRun(settlePending(pending, errors), () => this.#walkAndDrive(errors, deadline));
     }
-    this.#walk(true, errors);
-    return this.#drive({ frames: [], f: { node: this, errors, quiet: false }, deadline });
+    return this.#walkAndDrive(errors, deadline);
   }
 
-  async #runAfterPrelude(prelude: Promise<void>, errors: unknown[], deadline: number): Promise<void> {
-    await prelude;
+  /** Marks and aborts the subtree, then disposes it (see `#drive`). */
+  #walkAndDrive(errors: unknown[], deadline: number): Promise<void> | undefined {
     this.#walk(true, errors);
-    const rest = this.#drive({ frames: [], f: { node: this, errors, quiet: false }, deadline });
-    if (rest !== undefined) await rest;
+    return this.#drive({ frames: [], f: { node: this, errors, quiet: false }, deadline });
   }
 
   /**
@@ -801,9 +799,9 @@ export class SystemContext implements AsyncDisposable {
         const running = c.#disposal;
         if (running !== undefined) {
           const waited = settle(() => (typeof running === 'symbol' ? c.#promise() : running), f.errors);
-          return this.#driveAfter(waited, d, () => {
+          return thenRun(waited, () => {
             if (f.node._last === c) c.#unlink(); // never loop on a child that failed to leave
-            return false;
+            return this.#drive(d);
           });
         }
         c._state = DISPOSED;
@@ -821,22 +819,14 @@ export class SystemContext implements AsyncDisposable {
         if (x !== undefined && prelude !== undefined) {
           x.prelude = undefined;
           const pending = start(prelude, next.errors);
-          if (pending !== undefined) return this.#driveAfter(settlePending(pending, next.errors), d, undefined);
+          if (pending !== undefined) return thenRun(settlePending(pending, next.errors), () => this.#drive(d));
         }
         continue;
       }
       const own = f.node.#disposeOwn(f.errors, d.deadline);
-      if (own !== undefined) return this.#driveAfter(own, d, () => this.#frameDone(d));
+      if (own !== undefined) return thenRun(own, () => (this.#frameDone(d) ? undefined : this.#drive(d)));
       if (this.#frameDone(d)) return undefined;
     }
-  }
-
-  /** Awaits `step` (which never rejects), runs `then`, and drives on unless `then` says the drive is over. */
-  async #driveAfter(step: Promise<void>, d: Drive, then: (() => boolean) | undefined): Promise<void> {
-    await step;
-    if (then?.() === true) return;
-    const rest = this.#drive(d);
-    if (rest !== undefined) await rest;
   }
 
   /** The current frame's node is disposed: ends it and pops its parent; true when it was the drive's root. */
@@ -891,17 +881,8 @@ export class SystemContext implements AsyncDisposable {
    * the deadline; then gives every awaited work up and names the ones still running.
    */
   async #quiesce(x: Extra, errors: unknown[], deadline: number): Promise<void> {
-    const set = x.inflight;
-    if (set === undefined || set.size === 0) {
-      x.quiesced = true;
-      return;
-    }
-    if (allIdle(set)) {
-      // Nothing running (the usual case: a context's call group between calls): no
-      // promise, no timer.
-      this.#giveUpIdle(x, set, errors);
-      return;
-    }
+    // Called only when some work is running (`#quiesceIdle` handles the rest).
+    const set = x.inflight as ReadonlySet<InFlight>;
     const seen = new Set<InFlight>();
     const done = new Set<InFlight>();
     let timedOut = false;
@@ -941,7 +922,6 @@ export class SystemContext implements AsyncDisposable {
     }
   }
 
-  /** Stops waiting for works that are all idle: each is given up, as after any wait. */
   /** {@link SystemContext.#quiesce} when nothing is running: no promise, no timer. */
   #quiesceIdle(x: Extra, errors: unknown[]): void {
     const set = x.inflight;
@@ -949,6 +929,7 @@ export class SystemContext implements AsyncDisposable {
     else this.#giveUpIdle(x, set, errors);
   }
 
+  /** Stops waiting for works that are all idle: each is given up, as after any wait. */
   #giveUpIdle(x: Extra, set: ReadonlySet<InFlight>, errors: unknown[]): void {
     x.quiesced = true;
     for (const w of [...set]) {
@@ -963,10 +944,7 @@ export class SystemContext implements AsyncDisposable {
   /**
    * Disposes the disposable locals this context is the last holder of, newest first:
    * never a global, never an object `server.container` made, never one another live
-   * context still holds, never one polestar already disposed.
-   */
-  /**
-   * Disposes the locals this context owns, newest first. Synchronous while their
+   * context still holds, never one polestar already disposed. Synchronous while their
    * disposals are: returns `undefined` when all ran, else a promise of the rest.
    */
   #disposeLocals(errors: unknown[]): Promise<void> | undefined {
@@ -988,7 +966,6 @@ export class SystemContext implements AsyncDisposable {
     }
     return undefined;
   }
-
 
   /**
    * `undefined` when `r` is the memoized disposal of this context or of an ancestor (a

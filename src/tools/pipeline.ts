@@ -287,14 +287,27 @@ function decided(state: CallState, callId: string): ToolResult {
 function authorizeAndRun(reg: ToolRegistry, ctx: SystemContext, state: CallState, execution: Execution, tool: Tool): ToolResult | Promise<ToolResult> {
   const scope = execution.scope;
   if (hasPolicy(reg, scope) || reg.bus.hasListeners('tools/execute', scope)) return authorizeAndRunAsync(reg, ctx, state, execution, tool);
+  return runBody(reg, ctx, state, execution, tool, undefined);
+}
+
+/**
+ * Calls the body (or the call function `tools/execute` listeners made) and finishes the
+ * call: synchronously when the body returned a plain value.
+ */
+function runBody(reg: ToolRegistry, ctx: SystemContext, state: CallState, execution: Execution, tool: Tool, fn: ToolCallFunction | undefined): ToolResult | Promise<ToolResult> {
   let value: unknown;
   try {
-    value = returnedValue(state, startBody(undefined, state, execution, ctx, tool));
+    value = returnedValue(state, startBody(fn, state, execution, ctx, tool));
   } catch (err) {
-    return state.decided ? decided(state, execution.callId) : errorResult(execution.callId, thrown(err));
+    return bodyFailed(state, execution.callId, err);
   }
   if (value instanceof Pending) return settleBody(reg, ctx, state, execution, value.settled);
   return finish(reg, ctx, state, execution, value);
+}
+
+/** The result of a body that threw or rejected with `err` (an abort that decided the call first wins). */
+function bodyFailed(state: CallState, callId: string, err: unknown): ToolResult {
+  return state.decided ? decided(state, callId) : errorResult(callId, thrown(err));
 }
 
 /** A body's result that is still to come: its settling (see {@link returnedValue}). */
@@ -351,8 +364,7 @@ async function settleBody(reg: ToolRegistry, ctx: SystemContext, state: CallStat
   try {
     value = await settled;
   } catch (err) {
-    if (state.decided) return decided(state, execution.callId);
-    return errorResult(execution.callId, thrown(err));
+    return bodyFailed(state, execution.callId, err);
   }
   return finish(reg, ctx, state, execution, value);
 }
@@ -408,15 +420,7 @@ async function authorizeAndRunAsync(reg: ToolRegistry, ctx: SystemContext, state
       return errorResult(callId, { code: 'EXECUTION_ERROR', message: `a tools/execute listener returned ${describeValue(fn)} instead of a call function` });
     }
   }
-  let value: unknown;
-  try {
-    value = returnedValue(state, startBody(fn as ToolCallFunction | undefined, state, execution, ctx, tool));
-    if (value instanceof Pending) value = await value.settled;
-  } catch (err) {
-    if (state.decided) return decided(state, callId);
-    return errorResult(callId, thrown(err));
-  }
-  return finish(reg, ctx, state, execution, value);
+  return runBody(reg, ctx, state, execution, tool, fn as ToolCallFunction | undefined);
 }
 
 /** Whether `execution`'s name still resolves to `tool` for its scope, through a live calling context. */

@@ -19,6 +19,8 @@ export interface LayerEntry<E> extends Slot {
   readonly value: E;
   readonly scope: object | undefined;
   readonly ctx: SystemContext;
+  /** The layer holding it; `undefined` before it is inserted and once it is removed. */
+  layer: Layer<E> | undefined;
 }
 
 /** @internal What a change listener is told. */
@@ -27,7 +29,8 @@ export interface LayerChange<E> {
   readonly entry: LayerEntry<E>;
 }
 
-interface Layer<E> {
+/** @internal The entries of one layer (the global one or one scope's). */
+export interface Layer<E> {
   readonly entries: Map<string, LayerEntry<E>>;
   version: number;
   merged?: ReadonlyMap<string, E>;
@@ -52,10 +55,10 @@ export class Layers<E> {
   /** The scoped layer found last (registrations and lookups come in runs for one scope); cleared with its layer. */
   #lastScope: object | undefined = undefined;
   #lastLayer: Layer<E> | undefined = undefined;
-  /** Replaced, never mutated (copy-on-write): a notification iterates it without a copy. */
+  /** Change listeners. Replaced, never mutated (copy-on-write): a notification iterates it without a copy. */
   #listeners: readonly ((change: LayerChange<E>) => void)[] = [];
-  /** How many listeners want additions too (a registration with none builds no change record). */
-  #adds = 0;
+  /** Removal listeners, told the removed entry itself (no change record per removal); copy-on-write too. */
+  #removeListeners: readonly ((entry: LayerEntry<E>) => void)[] = [];
   #globalMerged: ReadonlyMap<string, E> | undefined;
   /** Bumped on every change of any layer. */
   version = 0;
@@ -69,26 +72,31 @@ export class Layers<E> {
     server?._leakProbes.add(() => this.liveScoped());
   }
 
-  /** Adds a change listener (called synchronously after each add and remove). */
+  /**
+   * Adds a change listener (called synchronously after each add and remove). A throw
+   * from it refuses an add (rolled back) and is ignored for a remove.
+   */
   onChange(fn: (change: LayerChange<E>) => void): () => void {
-    return this.#listen(fn, true);
-  }
-
-  /** Adds a listener told only of removals (after each one). */
-  onRemove(fn: (change: LayerChange<E>) => void): () => void {
-    return this.#listen(fn, false);
-  }
-
-  #listen(fn: (change: LayerChange<E>) => void, adds: boolean): () => void {
-    const listener = adds ? fn : (c: LayerChange<E>): void => void (c.kind === 'remove' && fn(c));
-    this.#listeners = [...this.#listeners, listener];
-    if (adds) this.#adds++;
+    this.#listeners = [...this.#listeners, fn];
     let on = true;
     return () => {
       if (!on) return;
       on = false;
-      this.#listeners = this.#listeners.filter((l) => l !== listener);
-      if (adds) this.#adds--;
+      this.#listeners = this.#listeners.filter((l) => l !== fn);
+    };
+  }
+
+  /**
+   * Adds a listener told only of removals, with the removed entry (after each one, before
+   * the change listeners; a throw from it is ignored).
+   */
+  onRemove(fn: (entry: LayerEntry<E>) => void): () => void {
+    this.#removeListeners = [...this.#removeListeners, fn];
+    let on = true;
+    return () => {
+      if (!on) return;
+      on = false;
+      this.#removeListeners = this.#removeListeners.filter((l) => l !== fn);
     };
   }
 
@@ -111,10 +119,10 @@ export class Layers<E> {
       );
     }
     // The entry is also its owner's cleanup slot: `#deleter(entry)` at the owner's disposal.
-    const entry: LayerEntry<E> = { name, value, scope, ctx, fn: this.#deleter, arg: undefined, index: 0, concurrent: false };
+    const entry: LayerEntry<E> = { name, value, scope, ctx, layer: undefined, fn: this.#deleter, arg: undefined, index: 0, concurrent: false };
     this.#insert(entry);
     try {
-      if (this.#adds > 0) this.#notify({ kind: 'add', entry }, true);
+      if (this.#listeners.length > 0) this.#notify({ kind: 'add', entry }, true);
       if (ctx.isDisposed) ctx._live(`registering ${this.#kind} "${name}"`); // a listener disposed it
       entry.arg = entry;
       ctx._own(entry);
@@ -157,19 +165,30 @@ export class Layers<E> {
       layer = l;
     }
     layer.entries.set(entry.name, entry);
+    entry.layer = layer;
     this.#touch(layer);
   }
 
   #delete(entry: LayerEntry<E>, notify = true): void {
-    const layer = entry.scope === undefined ? this.#global : this.#layerOf(entry.scope);
-    if (layer === undefined || layer.entries.get(entry.name) !== entry) return;
+    const layer = entry.layer;
+    if (layer === undefined) return; // never inserted, or already removed
+    entry.layer = undefined;
     layer.entries.delete(entry.name);
     if (entry.scope !== undefined && layer.entries.size === 0) {
       this.#scoped.delete(entry.scope);
       if (this.#lastScope === entry.scope) this.#lastScope = this.#lastLayer = undefined;
     }
     this.#touch(layer);
-    if (notify) this.#notify({ kind: 'remove', entry }, false);
+    if (!notify) return;
+    const removed = this.#removeListeners;
+    for (let i = 0; i < removed.length; i++) {
+      try {
+        (removed[i] as (entry: LayerEntry<E>) => void)(entry);
+      } catch {
+        // a removal can not be refused; the listener's failure is ignored
+      }
+    }
+    if (this.#listeners.length > 0) this.#notify({ kind: 'remove', entry }, false);
   }
 
   /**

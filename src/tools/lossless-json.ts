@@ -137,18 +137,21 @@ function visit(v: unknown, t: JsonValue | undefined, st: Stacks, depth: number):
     throw new Refusal(`is a ${name} instance (only plain objects and arrays are JSON)`, depth);
   }
   const obj = v as Record<string, unknown>;
-  const keys = Object.keys(obj);
-  const n = keys.length;
   // Names and symbols apart: both are far cheaper than Reflect.ownKeys on V8.
-  let names = Object.getOwnPropertyNames(obj);
-  if (names.length !== n) {
-    const hidden = st.hidden;
-    if (hidden !== undefined && names.includes(hidden) && !keys.includes(hidden)) names = names.filter((k) => k !== hidden);
-    if (names.length !== n) {
-      const odd = names.find((k) => !keys.includes(k));
-      throw new Refusal(`has a non-enumerable property "${String(odd)}"`, depth);
+  let keys = Object.getOwnPropertyNames(obj);
+  // The usual object: its own string keys are exactly what for-in yields (every one
+  // enumerable, nothing inherited), so they are its enumerable keys in order, without an
+  // `Object.keys` copy (for-in allocates nothing). Anything else takes `enumerableKeys`.
+  let seen = 0;
+  for (const k in obj) {
+    if (keys[seen] !== k) {
+      seen = -1;
+      break;
     }
+    seen++;
   }
+  if (seen !== keys.length) keys = enumerableKeys(obj, keys, st.hidden, depth);
+  const n = keys.length;
   const symbols = Object.getOwnPropertySymbols(obj);
   if (symbols.length > 0) throw new Refusal(`has a symbol key ${String(symbols[0])}`, depth);
   // The template is reused whole while every key so far matched it (same key, same place);
@@ -176,6 +179,25 @@ function visit(v: unknown, t: JsonValue | undefined, st: Stacks, depth: number):
   }
   if (out === undefined) return match ? (tobj as JsonObject) : Object.freeze({});
   return Object.freeze(out);
+}
+
+/**
+ * The enumerable own string keys of `obj` when they are not simply all of `names` (its own
+ * string keys) in for-in order: a non-enumerable key is refused, except the `hidden` one,
+ * which is left out; an enumerable key inherited from a (polluted) `Object.prototype` is
+ * not the object's own and is ignored.
+ */
+function enumerableKeys(obj: object, names: string[], hidden: string | undefined, depth: number): string[] {
+  const keys = Object.keys(obj);
+  const n = keys.length;
+  if (names.length !== n) {
+    if (hidden !== undefined && names.includes(hidden) && !keys.includes(hidden)) names = names.filter((k) => k !== hidden);
+    if (names.length !== n) {
+      const odd = names.find((k) => !keys.includes(k));
+      throw new Refusal(`has a non-enumerable property "${String(odd)}"`, depth);
+    }
+  }
+  return keys;
 }
 
 /** A non-object value at `depth`: returned when JSON carries it unchanged, else refused. */

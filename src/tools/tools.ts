@@ -99,11 +99,11 @@ export class ToolRegistry {
     this.options = options;
     this.#validators = new ValidatorCache(options.defaultDialect);
     this.layers = new Layers<Tool>('tool', server);
-    this.layers.onRemove((c) => {
+    this.layers.onRemove((entry) => {
       try {
-        this.releaseValidator(c.entry.value);
+        this.releaseValidator(entry.value);
       } finally {
-        this.#unregistered(c.entry.value, c.entry.ctx);
+        this.#unregistered(entry.value, entry.ctx);
       }
     });
     server._leakProbes.add(() => {

@@ -5,6 +5,7 @@
  * of the tool's registration) goes through. The state is a member of the in-flight groups
  * of the calling and the owning context (see in-flight.ts).
  */
+import type { LayerEntry } from '../scope/layers.js';
 import type { CallGroup } from './in-flight.js';
 import type { JsonValue } from './lossless-json.js';
 import type { Tool, ToolAnnotations, ToolErrorCode, ToolExecution, ToolExecutionToken, ToolResult } from './types.js';
@@ -42,8 +43,12 @@ export function errorResult(callId: string, f: Failure): ToolResult {
 export class CallState {
   readonly name: string;
   readonly callId: string;
-  /** The tool being called (`undefined` for a call refused before resolution). */
-  readonly tool: Tool | undefined;
+  /**
+   * The registration being called (`undefined` for a call refused before resolution):
+   * what undoing it aborts. A registration, not the stored `Tool`, which registrations of
+   * the same definition may share.
+   */
+  readonly registration: LayerEntry<Tool> | undefined;
   /** Set by the first abort. */
   aborted = false;
   /** The first abort's reason. */
@@ -79,10 +84,10 @@ export class CallState {
   #ac: AbortController | undefined = undefined;
   #timer: ReturnType<typeof setTimeout> | undefined = undefined;
 
-  constructor(name: string, callId: string, tool: Tool | undefined) {
+  constructor(name: string, callId: string, registration: LayerEntry<Tool> | undefined) {
     this.name = name;
     this.callId = callId;
-    this.tool = tool;
+    this.registration = registration;
   }
 
   /** For disposal messages: `tool "x" (call c1)`. */

@@ -42,9 +42,9 @@ export class CallGroup implements InFlight {
     for (const c of this.members()) c.abort(why);
   }
 
-  /** Aborts the members calling `tool` (its registration was undone). */
-  abortTool(tool: Tool, reason: unknown): void {
-    for (const c of this.members()) if (c.tool === tool) c.abort(reason);
+  /** Aborts the members calling through `registration` (it was undone). */
+  abortRegistration(registration: object, reason: unknown): void {
+    for (const c of this.members()) if (c.registration === registration) c.abort(reason);
   }
 
   /** No member is running. */

@@ -17,6 +17,7 @@
 import type { SystemContext } from '../context/system-context.js';
 import { describeValue } from '../context/token.js';
 import { isThenable } from '../events/bus.js';
+import type { LayerEntry } from '../scope/layers.js';
 import { isReadableScope } from '../scope/live.js';
 import { Approval } from './approval.js';
 import { CallState, Execution, errorResult, isExecutionToken, type Failure } from './execution.js';
@@ -98,6 +99,7 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
   let args: JsonValue | undefined;
   let failure: Failure | undefined;
   let tool: Tool | undefined;
+  let registration: LayerEntry<Tool> | undefined;
   if (call === null || typeof call !== 'object') {
     failure ??= { code: 'INVALID_ARGS', message: `a tool call must be an object { callId, name, arguments }, got ${describeValue(call)}` };
   } else {
@@ -166,9 +168,10 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
       }
       // A disposed context sees no tools: its scope's restrictions and guards are gone,
       // so resolving for it would fall back to the bare global layer.
-      tool = ctx.isDisposed ? undefined : reg.lookup(scope, name);
+      registration = ctx.isDisposed ? undefined : reg.lookup(scope, name);
       // SPEC 11.3: what the model was not shown can not run, as if it did not exist.
-      if (tool !== undefined && shown !== undefined && typeof shown !== 'string' && !wasShown(shown, name)) tool = undefined;
+      if (registration !== undefined && shown !== undefined && typeof shown !== 'string' && !wasShown(shown, name)) registration = undefined;
+      tool = registration?.value;
       if (tool === undefined) failure ??= unknownTool(name);
       else if (argsFailure !== undefined) failure = argsFailure;
       else {
@@ -184,7 +187,7 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
   }
 
   // ---- the execution: frozen; its token and signal are made on first read
-  const state = new CallState(name, callId, tool);
+  const state = new CallState(name, callId, registration);
   const execution = new Execution(state, callId, name, args, scope, parent, failure === undefined ? tool?.annotations : undefined);
 
   let result: ToolResult;
@@ -228,8 +231,9 @@ function track(
   // Join the in-flight groups of the calling and the owning context: their disposal
   // aborts the call (at once, when it already started) and awaits it.
   reg.groupOf(ctx).join1(state);
-  const owner = reg.ownerOf(tool, execution.scope);
-  if (owner !== undefined && owner !== ctx) reg.groupOf(owner).join2(state);
+  // resolved in this same synchronous step: the registration is live, its ctx owns it
+  const owner = (state.registration as LayerEntry<Tool>).ctx;
+  if (owner !== ctx) reg.groupOf(owner).join2(state);
   if (callerSignal !== undefined) {
     // An already-aborted caller signal stops the call before anything runs (never asks Approval).
     if (callerSignal.aborted) state.abort(callerSignal.reason);
@@ -395,7 +399,7 @@ async function authorizeAndRunAsync(reg: ToolRegistry, ctx: SystemContext, state
     // was made through was disposed meanwhile (its scope's guards may have been removed
     // before they ran). One resolver, checked at dispatch. (Without policy, the call was
     // resolved in this same synchronous step.)
-    if (!stillResolves(reg, ctx, execution, tool)) return errorResult(callId, unknownTool(execution.name));
+    if (!stillResolves(reg, ctx, execution, state)) return errorResult(callId, unknownTool(execution.name));
   }
 
   // ---- tools/execute: listeners wrap, replace or short-circuit the call function
@@ -405,7 +409,7 @@ async function authorizeAndRunAsync(reg: ToolRegistry, ctx: SystemContext, state
       if (e !== execution) throw new TypeError('the call function must be called with the execution it was given');
       if (c !== undefined && c !== ctx) throw new TypeError('the call function must be called with the calling context it was given (or none)');
       if (state.aborted) throw new TypeError(`tool "${execution.name}" was aborted before its body started`);
-      if (!stillResolves(reg, ctx, execution, tool)) throw new ToolVanished(execution.name);
+      if (!stillResolves(reg, ctx, execution, state)) throw new ToolVanished(execution.name);
       return tool.execute(execution.arguments, execution, ctx);
     };
     fn = seed;
@@ -423,9 +427,9 @@ async function authorizeAndRunAsync(reg: ToolRegistry, ctx: SystemContext, state
   return runBody(reg, ctx, state, execution, tool, fn as ToolCallFunction | undefined);
 }
 
-/** Whether `execution`'s name still resolves to `tool` for its scope, through a live calling context. */
-function stillResolves(reg: ToolRegistry, ctx: SystemContext, execution: ToolExecution, tool: Tool): boolean {
-  return !ctx.isDisposed && reg.lookup(execution.scope, execution.name) === tool;
+/** Whether `execution`'s name still resolves to the call's registration for its scope, through a live calling context. */
+function stillResolves(reg: ToolRegistry, ctx: SystemContext, execution: ToolExecution, state: CallState): boolean {
+  return !ctx.isDisposed && reg.lookup(execution.scope, execution.name) === state.registration;
 }
 
 /**

@@ -9,7 +9,7 @@ import type { Plugin } from '../context/plugin.js';
 import { setProvider } from '../context/provider-hints.js';
 import { installEvents } from '../events/events.js';
 import type { EventBus } from '../events/bus.js';
-import { Layers, RegistrationError, scopeLabel } from '../scope/layers.js';
+import { Layers, RegistrationError, scopeLabel, type LayerEntry } from '../scope/layers.js';
 import { NotLosslessJsonError, snapshotJson, thawJson, type JsonObject } from './lossless-json.js';
 import { RELEASED_VALIDATORS_MAX, ValidatorCache } from './schema/validator-cache.js';
 import { snapshotParameters } from './schema/parameters.js';
@@ -103,7 +103,7 @@ export class ToolRegistry {
       try {
         this.releaseValidator(entry.value);
       } finally {
-        this.#unregistered(entry.value, entry.ctx);
+        this.#unregistered(entry);
       }
     });
     server._leakProbes.add(() => {
@@ -112,18 +112,6 @@ export class ToolRegistry {
       for (const [scope, list] of this.scopedGuards) for (let i = 0; i < list.length; i++) out.push(`tool guard of scope ${scopeLabel(scope)}`);
       return out;
     });
-  }
-
-  /**
-   * @internal The context that owns the registration of `tool`, which `scope` resolved;
-   * `undefined` once it is undone. Read from the layers (the scope's own layer, else the
-   * global one), so a registration costs no extra bookkeeping.
-   */
-  ownerOf(tool: Tool, scope: object | undefined): SystemContext | undefined {
-    const layers = this.layers;
-    const own = scope === undefined ? undefined : layers.own(scope, tool.name);
-    const entry = own !== undefined && own.value === tool ? own : layers.own(undefined, tool.name);
-    return entry !== undefined && entry.value === tool ? entry.ctx : undefined;
   }
 
   /** @internal The in-flight group of `ctx`, made (and tracked on it) on first use. */
@@ -140,31 +128,32 @@ export class ToolRegistry {
   }
 
   /** The registration of `tool` was undone (its disposer, or its owner's disposal): abort its calls. */
-  #unregistered(tool: Tool, owner: SystemContext): void {
-    // every call of the tool is a member of its owner's group
-    const group = owner._extra?.calls as CallGroup | undefined;
+  #unregistered(entry: LayerEntry<Tool>): void {
+    // every call through the registration is a member of its owner's group
+    const group = entry.ctx._extra?.calls as CallGroup | undefined;
     if (group === undefined || group.count === 0) return;
-    group.abortTool(
-      tool,
+    group.abortRegistration(
+      entry,
       new RegistrationError(
-        `the registration of tool "${tool.name}" was undone (its disposer was called or the context owning it was disposed) while the call was in flight`,
+        `the registration of tool "${entry.name}" was undone (its disposer was called or the context owning it was disposed) while the call was in flight`,
       ),
     );
   }
 
   /**
-   * The tool `name` resolves to for `scope`: what `resolve(scope).byName.get(name)` answers,
-   * without building the scope's view when it is not cached (a new agent's first call).
+   * The registration `name` resolves to for `scope` (its `value` is what
+   * `resolve(scope).byName.get(name)` answers), without building the scope's view when it
+   * is not cached (a new agent's first call). Its `ctx` owns it.
    */
-  lookup(scope: object | undefined, name: string): Tool | undefined {
+  lookup(scope: object | undefined, name: string): LayerEntry<Tool> | undefined {
     const layers = this.layers;
     if (scope !== undefined) {
       const own = layers.own(scope, name);
-      if (own !== undefined) return own.value;
+      if (own !== undefined) return own;
     }
     const global = layers.own(undefined, name);
     if (global === undefined) return undefined;
-    return scope === undefined || passes(name, this.#restrictions.get(scope)) ? global.value : undefined;
+    return scope === undefined || passes(name, this.#restrictions.get(scope)) ? global : undefined;
   }
 
   /**
@@ -566,43 +555,71 @@ export function snapshotDefinition<S>(def: unknown, target: string, steps: Param
     throw new TypeError(`Tools.register(${name}): timeoutMs must be a positive number of milliseconds, got ${describeValue(timeoutMs)}.`);
   }
   const snap = steps.snapshot(name, parameters, target);
-  const bound = boundExecute(def, execute as (...a: unknown[]) => unknown);
+  const binding = bindingOf(def, execute as (...a: unknown[]) => unknown);
   const annotationsSnap = annotations === undefined ? undefined : snapshotAnnotations(name, annotations);
   // Last: nothing after it can throw, so a refused definition holds no validator reference.
-  const tool: { -readonly [K in keyof Tool]: Tool[K] } = { name, description, parameters: steps.intern(name, snap), execute: bound };
+  const params = steps.intern(name, snap);
+  // The same definition registered again, unchanged (every agent registering the same
+  // tools): the record made last time is equal field for field and frozen, so it is the
+  // record again (see `bindingOf`). With annotations, a new record (their snapshot is new).
+  const last = binding.tool;
+  if (
+    last !== undefined &&
+    annotationsSnap === undefined &&
+    last.annotations === undefined &&
+    last.name === name &&
+    last.description === description &&
+    last.parameters === params &&
+    last.timeoutMs === timeoutMs
+  ) {
+    return last;
+  }
+  const tool: { -readonly [K in keyof Tool]: Tool[K] } = { name, description, parameters: params, execute: binding.bound };
   if (timeoutMs !== undefined) tool.timeoutMs = timeoutMs as number;
   if (annotationsSnap !== undefined) tool.annotations = annotationsSnap;
-  return Object.freeze(tool);
+  Object.freeze(tool);
+  binding.tool = tool;
+  return tool;
+}
+
+/** What a definition object was last registered as: its `execute`, bound, and the stored record made. */
+interface Binding {
+  readonly execute: (...a: unknown[]) => unknown;
+  readonly bound: (...a: unknown[]) => unknown;
+  /** The last record made with this binding (reused while every other field is equal). */
+  tool: Tool | undefined;
 }
 
 /**
- * The frozen `execute` bound to each definition object registered, weakly (a definition is
- * never kept alive by it, nor is its schema). A `WeakMap` keeps its grown table after its
- * keys are gone (10,000 concurrent agents with their own definitions left +1.8 MB), so it
- * is replaced by an empty one every {@link BOUND_RENEW} new bindings: a shared definition
- * is then bound once more.
+ * The binding of each definition object registered, weakly (a definition is never kept
+ * alive by it, nor is its schema). A `WeakMap` keeps its grown table after its keys are
+ * gone (10,000 concurrent agents with their own definitions left +1.8 MB), so it is
+ * replaced by an empty one every {@link BOUND_RENEW} new bindings: a shared definition is
+ * then bound once more.
  */
-let boundByDefinition = new WeakMap<object, { readonly execute: (...a: unknown[]) => unknown; readonly bound: (...a: unknown[]) => unknown }>();
+let boundByDefinition = new WeakMap<object, Binding>();
 let boundSinceRenew = 0;
 const BOUND_RENEW = 1024;
 
 /**
  * `execute` bound to `def`, frozen. The same definition object registered again with the
- * same `execute` (every agent registering the same tools) gets the same bound function:
- * it is immutable and calls the same function with the same `this`, so sharing it is
- * indistinguishable from binding anew except by identity. (Binding and freezing a
- * function is most of a registration's own cost after the schema check.)
+ * same `execute` (every agent registering the same tools) gets the same bound function,
+ * and (when every other field is equal too) the same stored record: both are immutable,
+ * so sharing them is indistinguishable from making them anew except by identity, and
+ * nothing in polestar takes a record's identity for its registration's (a call is tied to
+ * its registration, see `CallState.registration`). Binding and freezing are most of a
+ * registration's own cost after the schema check.
  */
-function boundExecute(def: object, execute: (...a: unknown[]) => unknown): (...a: unknown[]) => unknown {
+function bindingOf(def: object, execute: (...a: unknown[]) => unknown): Binding {
   const known = boundByDefinition.get(def);
-  if (known !== undefined && known.execute === execute) return known.bound;
-  const bound = Object.freeze(execute.bind(def));
+  if (known !== undefined && known.execute === execute) return known;
+  const binding: Binding = { execute, bound: Object.freeze(execute.bind(def)), tool: undefined };
   if (++boundSinceRenew > BOUND_RENEW) {
     boundByDefinition = new WeakMap();
     boundSinceRenew = 0;
   }
-  boundByDefinition.set(def, { execute, bound });
-  return bound;
+  boundByDefinition.set(def, binding);
+  return binding;
 }
 
 /** Snapshots a definition's `annotations`: a lossless JSON object, deep-frozen. */

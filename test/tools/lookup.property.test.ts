@@ -46,9 +46,9 @@ test('lookup(scope, name) answers what the resolution of scope answers, after an
         for (const key of [undefined, ...scopes.map((s) => s.key)]) {
           for (const n of NAMES) {
             // alternate which one runs first: the lookup must not depend on the resolution's cache
-            const fromLookup = reg.lookup(key, n);
+            const fromLookup = reg.lookup(key, n)?.value;
             expect(app.get(Tools).get(n, key)).toBe(fromLookup);
-            expect(reg.lookup(key, n)).toBe(reg.resolve(key).byName.get(n));
+            expect(reg.lookup(key, n)?.value).toBe(reg.resolve(key).byName.get(n));
           }
         }
       }

@@ -139,7 +139,7 @@ describe('the same definition object registered again', () => {
     b.ctx.get(Tools).register(def);
     const ta = a.ctx.get(Tools).get('who');
     const tb = b.ctx.get(Tools).get('who');
-    expect(ta).not.toBe(tb); // one record per registration
+    expect(ta).toBe(tb); // equal field for field and frozen: one shared record
     expect(Object.isFrozen(ta?.execute)).toBe(true);
     expect(ta?.execute({}, undefined as never, undefined as never)).toBe('first');
     expect((await b.ctx.get(Tools).execute({ callId: '1', name: 'who', arguments: {} })).content).toBe('first');
@@ -155,6 +155,78 @@ describe('the same definition object registered again', () => {
     // the registration made before the change keeps the function it was given
     expect((await b.ctx.get(Tools).execute({ callId: '3', name: 'who', arguments: {} })).content).toBe('first');
     expect(seen).toEqual([def, def, def, def]);
+    expect(c.ctx.get(Tools).get('who')).not.toBe(b.ctx.get(Tools).get('who')); // another execute: another record
+    await server.dispose();
+  });
+
+  test('a changed field makes a new record; an unchanged definition gets the record made last', async () => {
+    const { server, app } = await toolServer();
+    const def: { name: string; description: string; parameters: object; timeoutMs?: number; annotations?: object; execute: () => string } = {
+      name: 'n',
+      description: 'one',
+      parameters: { type: 'object' },
+      execute: () => 'x',
+    };
+    const records: unknown[] = [];
+    const registerIn = (id: string): unknown => {
+      const s = createScope(app, { id });
+      s.ctx.get(Tools).register(def);
+      const t = s.ctx.get(Tools).get('n');
+      expect(Object.isFrozen(t)).toBe(true);
+      records.push(t);
+      return t;
+    };
+    const first = registerIn('s1');
+    expect(registerIn('s2')).toBe(first);
+    def.description = 'two';
+    const second = registerIn('s3');
+    expect(second).not.toBe(first);
+    expect((second as { description: string }).description).toBe('two');
+    def.parameters = { type: 'object', properties: { q: { type: 'string' } } };
+    const third = registerIn('s4');
+    expect(third).not.toBe(second);
+    expect((third as { parameters: object }).parameters).toEqual(def.parameters);
+    def.timeoutMs = 50;
+    const fourth = registerIn('s5');
+    expect((fourth as { timeoutMs: number }).timeoutMs).toBe(50);
+    expect(registerIn('s6')).toBe(fourth);
+    def.annotations = { readOnlyHint: true };
+    const withAnnotations = registerIn('s7');
+    expect(withAnnotations).not.toBe(fourth);
+    expect(registerIn('s8')).not.toBe(withAnnotations); // an annotations snapshot is new each time: so is the record
+    await server.dispose();
+  });
+
+  test('undoing one of two registrations sharing a record aborts only the calls through it', async () => {
+    const { server, app } = await toolServer();
+    const started: string[] = [];
+    const def = {
+      name: 'slow',
+      description: 'x',
+      parameters: { type: 'object' },
+      execute: (_a: unknown, e: { signal: AbortSignal; callId: string }): Promise<string> =>
+        new Promise((resolve) => {
+          started.push(e.callId);
+          e.signal.addEventListener('abort', () => resolve(`aborted ${e.callId}`));
+          setTimeout(() => resolve(`done ${e.callId}`), 50);
+        }),
+    };
+    app.get(Tools).register(def as never); // global
+    const agent = createScope(app, { id: 'agent' });
+    // a call through the agent's scope resolves the global registration ...
+    const viaGlobal = agent.ctx.get(Tools).execute({ callId: 'g', name: 'slow', arguments: {} });
+    // ... then the agent registers the same definition (the same frozen record) and undoes it
+    const undo = agent.ctx.get(Tools).register(def as never);
+    expect(agent.ctx.get(Tools).get('slow')).toBe(app.get(Tools).get('slow'));
+    const viaScoped = agent.ctx.get(Tools).execute({ callId: 's', name: 'slow', arguments: {} });
+    await new Promise((r) => setTimeout(r, 5));
+    undo();
+    const [g, s] = await Promise.all([viaGlobal, viaScoped]);
+    expect(started.sort()).toEqual(['g', 's']);
+    expect(s.isError).toBe(true);
+    expect(s.content).toMatch(/registration of tool "slow" was undone/);
+    expect(g.isError).toBe(false);
+    expect(g.content).toBe('done g');
     await server.dispose();
   });
 });

@@ -7,7 +7,6 @@
  */
 import type { InFlight } from '../context/in-flight.js';
 import type { CallState } from './execution.js';
-import type { Tool } from './types.js';
 
 const RESOLVED: Promise<void> = Promise.resolve();
 

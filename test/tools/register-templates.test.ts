@@ -170,7 +170,7 @@ describe('the same definition object registered again', () => {
     const records: unknown[] = [];
     const registerIn = (id: string): unknown => {
       const s = createScope(app, { id });
-      s.ctx.get(Tools).register(def);
+      s.ctx.get(Tools).register(def as never);
       const t = s.ctx.get(Tools).get('n');
       expect(Object.isFrozen(t)).toBe(true);
       records.push(t);

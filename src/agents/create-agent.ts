@@ -286,7 +286,7 @@ function read(options: object, field: string, call: string): unknown {
 /** The agent an agent created through `ctx` would be owned by (the nearest `Agent` local), if any. */
 function nearestAgent(ctx: SystemContext): Agent | undefined {
   for (let c: SystemContext | undefined = ctx; c !== undefined; c = c.parent) {
-    const e = c._locals?.get(Agent);
+    const e = c._local(Agent);
     if (e !== undefined) return e.value as Agent;
   }
   return undefined;

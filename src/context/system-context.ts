@@ -102,7 +102,15 @@ export class SystemContext implements AsyncDisposable {
   readonly _scopeKey: object | undefined;
   /** @internal The parent filter gating `Res` walks from this context to its parent. */
   readonly _filter: ParentFilter | undefined;
-  /** @internal Own locals. */
+  /**
+   * @internal The token of the oldest own local, kept in a field (most contexts hold one
+   * or none: a turn its `Scratchpad`, a session its history), so they need no `Map`;
+   * `undefined` when the slot is empty. Read locals with {@link SystemContext._local}.
+   */
+  _t1: Token | undefined = undefined;
+  /** @internal The entry of {@link SystemContext._t1}. */
+  _e1: ResourceEntry | undefined = undefined;
+  /** @internal The other own locals, each newer than the slot's, in insertion order. */
   _locals: Map<Token, ResourceEntry> | undefined = undefined;
   /** @internal Cached per-context views of contextual globals. */
   _views: Map<Token, unknown> | undefined = undefined;
@@ -340,13 +348,11 @@ export class SystemContext implements AsyncDisposable {
         );
       }
     }
-    const locals = (this._locals ??= new Map());
-    const prev = locals.get(t);
+    const prev = this._local(t);
     if (prev !== undefined) {
       if (prev.reads > 0 || prev.writing) {
         throw new ParamError('BorrowConflict', t, `${call}() on a ${this.describe()} while a running system borrows the current value`);
       }
-      locals.delete(t);
       if (prev.counted) {
         prev.counted = false;
         this.server._unhold(prev.value);
@@ -358,23 +364,68 @@ export class SystemContext implements AsyncDisposable {
       this.server._hold(value as object);
       this._mayOwn = true;
     }
-    locals.set(t, e);
+    // Insertion order is the slot, then the map; a replaced local becomes the newest.
+    const locals = this._locals;
+    const mapEmpty = locals === undefined || locals.size === 0;
+    if (prev !== undefined && this._t1 !== t) {
+      // in the map: the newest already when it is the map's only entry (replaced in place:
+      // deleting it would shrink the map, setting it again grow it)
+      if ((locals as Map<Token, ResourceEntry>).size > 1) (locals as Map<Token, ResourceEntry>).delete(t);
+      (locals as Map<Token, ResourceEntry>).set(t, e);
+    } else if (prev !== undefined && !mapEmpty) {
+      // in the slot, with newer ones in the map: it moves to the map's end
+      this._t1 = this._e1 = undefined;
+      (locals as Map<Token, ResourceEntry>).set(t, e);
+    } else if (this._t1 === t || (this._t1 === undefined && mapEmpty)) {
+      // the slot: replaced there, or taken while it would be the oldest
+      this._t1 = t;
+      this._e1 = e;
+    } else (this._locals ??= new Map()).set(t, e);
     return prev?.value;
+  }
+
+  /** @internal This context's own local entry of `t` (ancestors are not consulted). */
+  _local(t: Token): ResourceEntry | undefined {
+    return this._t1 === t ? this._e1 : this._locals?.get(t);
+  }
+
+  /** @internal Number of own locals. */
+  _localCount(): number {
+    return (this._t1 === undefined ? 0 : 1) + (this._locals?.size ?? 0);
+  }
+
+  /** @internal The own locals' entries, oldest first (a new array). */
+  _localEntries(): ResourceEntry[] {
+    const out: ResourceEntry[] = this._e1 === undefined ? [] : [this._e1];
+    if (this._locals !== undefined) for (const e of this._locals.values()) out.push(e);
+    return out;
+  }
+
+  /** @internal The own locals as `[token, value]`, oldest first (for tests). */
+  _localValues(): [Token, unknown][] {
+    const out: [Token, unknown][] = this._t1 === undefined ? [] : [[this._t1, (this._e1 as ResourceEntry).value]];
+    if (this._locals !== undefined) for (const [t, e] of this._locals) out.push([t, e.value]);
+    return out;
+  }
+
+  /** Drops the own local of `t` (slot or map). */
+  #deleteLocal(t: Token): void {
+    if (this._t1 === t) this._t1 = this._e1 = undefined;
+    else this._locals?.delete(t);
   }
 
   /** Removes and returns an own local of this context; `undefined` when it has none. The caller owns it now. */
   remove<T>(token: Token<T>): T | undefined {
     this._live('remove()');
-    const locals = this._locals;
-    const e = locals?.get(token);
-    if (locals === undefined || e === undefined) {
+    const e = this._local(token);
+    if (e === undefined) {
       assertToken(token, 'remove(token)');
       return undefined;
     }
     if (e.reads > 0 || e.writing) {
       throw new ParamError('BorrowConflict', token, `remove() on a ${this.describe()} while a running system borrows it`);
     }
-    locals.delete(token);
+    this.#deleteLocal(token);
     if (e.counted) {
       e.counted = false;
       this.server._unhold(e.value);
@@ -389,11 +440,11 @@ export class SystemContext implements AsyncDisposable {
    */
   async _dropLocals(tokens: readonly Token[]): Promise<void> {
     const errors: unknown[] = [];
-    const locals = this._locals;
-    for (let i = tokens.length - 1; i >= 0 && locals !== undefined; i--) {
-      const e = locals.get(tokens[i]);
+    for (let i = tokens.length - 1; i >= 0; i--) {
+      const t = tokens[i] as Token;
+      const e = this._local(t);
       if (e === undefined) continue;
-      locals.delete(tokens[i]);
+      this.#deleteLocal(t);
       if (!e.counted) continue;
       e.counted = false;
       const v = e.value as object;
@@ -406,7 +457,7 @@ export class SystemContext implements AsyncDisposable {
   /** Whether this context has its own local of `token` (ancestors are not consulted). */
   hasLocal(token: Token): boolean {
     this._live('hasLocal()');
-    if (this._locals?.has(token)) return true;
+    if (this._local(token) !== undefined) return true;
     assertToken(token, 'hasLocal(token)');
     return false;
   }
@@ -427,11 +478,13 @@ export class SystemContext implements AsyncDisposable {
    * the inserted globals.
    */
   _findEntry(t: Token): ResourceEntry | undefined {
+    if (this._t1 === t) return this._e1;
     const own = this._locals?.get(t);
     if (own !== undefined) return own;
     let f = this._filter;
     let p = this.parent;
     while (p !== undefined && (f === undefined || f.allows(t))) {
+      if (p._t1 === t) return p._e1;
       const e = p._locals?.get(t);
       if (e !== undefined) return e;
       f = p._filter;
@@ -506,7 +559,7 @@ export class SystemContext implements AsyncDisposable {
    */
   getMut<T>(token: Token<T>): T {
     if (this._state !== LIVE) this._live(`getMut(${safeName(token)})`);
-    const e = this._locals?.get(token);
+    const e = this._local(token);
     if (e !== undefined) {
       if (e.writing || e.reads > 0) throw writeConflict(token, this, e);
       return e.value as T;
@@ -780,7 +833,7 @@ export class SystemContext implements AsyncDisposable {
   #hasOwnWork(): boolean {
     if (this.#cleanups !== undefined && this.#cleanups.size > 0) return true;
     if (this._container !== undefined) return true;
-    return this._mayOwn && this._locals !== undefined && this._locals.size > 0;
+    return this._mayOwn && (this._t1 !== undefined || (this._locals !== undefined && this._locals.size > 0));
   }
 
   /**
@@ -948,9 +1001,9 @@ export class SystemContext implements AsyncDisposable {
    * disposals are: returns `undefined` when all ran, else a promise of the rest.
    */
   #disposeLocals(errors: unknown[]): Promise<void> | undefined {
-    const locals = this._locals;
-    if (locals === undefined || !this._mayOwn) return undefined;
-    return this.#disposeLocalsFrom([...locals.values()], locals.size - 1, errors);
+    if (!this._mayOwn) return undefined;
+    const entries = this._localEntries();
+    return this.#disposeLocalsFrom(entries, entries.length - 1, errors);
   }
 
   #disposeLocalsFrom(entries: readonly ResourceEntry[], from: number, errors: unknown[]): Promise<void> | undefined {
@@ -981,6 +1034,7 @@ export class SystemContext implements AsyncDisposable {
 
   #release(): void {
     if (!this.#keepLinked) this.#unlink();
+    this._t1 = this._e1 = undefined;
     this._locals = undefined;
     this._views = undefined;
     this._viewToken = undefined;
@@ -1101,7 +1155,7 @@ function missingError(ctx: SystemContext, t: Token): ParamError {
     const f = c._filter;
     if (f === undefined || f.allows(t)) continue;
     for (let a = c.parent; a !== undefined; a = a.parent) {
-      if (a._locals?.has(t)) {
+      if (a._local(t) !== undefined) {
         const here = c === ctx ? `this ${ctx.describe()}` : `the ${c.describe()} above this ${ctx.describe()}`;
         return new ParamError(
           'ResourceOutOfScope',
@@ -1166,7 +1220,7 @@ function mutMarkerCheck(t: Token, call: string): void {
 function mutHint(t: Token, ctx: SystemContext): string {
   let c = ctx.parent;
   while (c !== undefined) {
-    if (c._locals?.has(t)) {
+    if (c._local(t) !== undefined) {
       return `found in an ancestor ${c.describe()}, but ResMut never walks up: it only sees the locals of this ${ctx.describe()}; ` +
         `insert one here with ctx.insert(...), read it with Res / ctx.get, or run the system on the context that owns it`;
     }

@@ -44,7 +44,7 @@ export function makeFetcher(p: Param, i: number): Fetcher {
       // ResMut: own locals only; any borrow on the entry is a conflict (ctx.getMut
       // builds the not-found error with its hint).
       return (ctx, held) => {
-        const e = ctx._locals?.get(t);
+        const e = ctx._local(t);
         if (e === undefined) return ctx.getMut(t);
         if (e.writing || e.reads > 0) throw failConflict(t, ctx, e, true);
         e.writing = true;
@@ -75,7 +75,7 @@ export function resolveParam(p: Param, ctx: SystemContext): Resolved {
       return { entry: undefined, value: p.optional ? ctx.tryGet(t) : ctx.get(t) };
     }
     case 'write': {
-      const e = ctx._locals?.get(t);
+      const e = ctx._local(t);
       if (e !== undefined) return { entry: e };
       return { entry: undefined, value: ctx.getMut(t) }; // throws the not-found error with its hint
     }
@@ -86,7 +86,7 @@ export function resolveParam(p: Param, ctx: SystemContext): Resolved {
 
 /** @internal Whether `e` is still what parameter `p` resolves to on `ctx` (nothing was inserted, removed or shadowed meanwhile). */
 export function stillResolves(p: Param, ctx: SystemContext, e: ResourceEntry): boolean {
-  return (p.access === 'write' ? ctx._locals?.get(p.token) : ctx._findEntry(p.token)) === e;
+  return (p.access === 'write' ? ctx._local(p.token) : ctx._findEntry(p.token)) === e;
 }
 
 /** @internal The value of a borrowed entry as parameter `p` sees it on `ctx`. */

@@ -12,7 +12,7 @@ const API_KEY = token<string>('API_KEY');
 /** Everything observable about a context and server, to check that a refused call changed nothing. */
 function snapshot(server: Server, ctx: ReturnType<Server['createContext']>) {
   return {
-    locals: [...(ctx._locals?.entries() ?? [])].map(([k, e]) => [k, e.value]),
+    locals: ctx._localValues(),
     globals: [...server._globals.entries()].map(([k, e]) => [k, e.value]),
     outputs: [...ctx.outputs.entries()],
     children: ctx._children?.size ?? 0,
@@ -94,7 +94,7 @@ describe('a value without a class of its own, passed alone, is refused with the 
     expect(() => ctx.insert(bad as never)).toThrow(TypeError);
     expect(() => ctx.insert(bad as never)).toThrow(message);
     expect(ctx.hasLocal(Object)).toBe(false);
-    expect(ctx._locals?.size ?? 0).toBe(0);
+    expect(ctx._localCount()).toBe(0);
     await server.dispose();
   });
 });
@@ -147,7 +147,7 @@ describe('borrows recorded on entries (set by running systems)', () => {
     const ctx = parent.child();
     parent.insert(new Scratchpad());
     ctx.insert(new Scratchpad());
-    const entry = ctx._locals?.get(Scratchpad);
+    const entry = ctx._local(Scratchpad);
     if (entry === undefined) throw new Error('no entry');
     return { server, ctx, entry };
   }

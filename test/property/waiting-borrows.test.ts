@@ -113,7 +113,7 @@ test('random readers and writers never overlap a writer with anyone; every waite
       expect(results).toHaveLength(actors.length);
       // nothing borrowed, nothing queued
       for (const t of TOKENS) {
-        const e = root._locals?.get(t);
+        const e = root._local(t);
         expect(e?.reads).toBe(0);
         expect(e?.writing).toBe(false);
         expect(e?.queue).toBeUndefined();

@@ -584,12 +584,7 @@ export class SystemContext implements AsyncDisposable {
 
   /** Fetches the system's parameters from this context, runs it, stores and returns its output. Never throws: rejects. */
   run<R>(system: SystemFn<R> | AnySystem<R>): Promise<Awaited<R>> {
-    try {
-      this._live('run()');
-      return runOn(this, system) as Promise<Awaited<R>>;
-    } catch (err) {
-      return Promise.reject(err);
-    }
+    return runOn(this, system) as Promise<Awaited<R>>; // checks liveness and never throws: rejects
   }
 
   /** Runs steps (systems, `parallel`, `loop`) in order; resolves to an `ExecutionResult`. Never throws: rejects. */

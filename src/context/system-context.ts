@@ -582,6 +582,11 @@ export class SystemContext implements AsyncDisposable {
     return (this.#outputs ??= new Outputs((what) => this._live(what)));
   }
 
+  /** @internal {@link SystemContext.outputs} without the liveness check (the caller made it). */
+  _outputs(): Outputs {
+    return (this.#outputs ??= new Outputs((what) => this._live(what)));
+  }
+
   /** Fetches the system's parameters from this context, runs it, stores and returns its output. Never throws: rejects. */
   run<R>(system: SystemFn<R> | AnySystem<R>): Promise<Awaited<R>> {
     return runOn(this, system) as Promise<Awaited<R>>; // checks liveness and never throws: rejects

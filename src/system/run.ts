@@ -116,6 +116,12 @@ export function runSystemStep(ctx: SystemContext, sys: System, sink?: OutputSink
   if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') return settleAsync(ctx, sys, r, held, sink, undefined);
   release(held, sys._writes);
   spare.held = held;
+  const key = sys.output;
+  if (key !== undefined && sink === undefined && ctx._state === 0) {
+    // the usual run: a declared output on a live context (storing it can not fail)
+    ctx._outputs()._store(key, r);
+    return r;
+  }
   return store(ctx, sys, r, sink);
 }
 

@@ -46,9 +46,10 @@ export class CallState {
   /**
    * The registration being called (`undefined` for a call refused before resolution):
    * what undoing it aborts. A registration, not the stored `Tool`, which registrations of
-   * the same definition may share.
+   * the same definition may share. Dropped when the call is over: the entry holds its owner
+   * context, and a kept execution must not keep a context alive (SPEC 10.1).
    */
-  readonly registration: LayerEntry<Tool> | undefined;
+  registration: LayerEntry<Tool> | undefined;
   /** Set by the first abort. */
   aborted = false;
   /** The first abort's reason. */
@@ -178,6 +179,7 @@ export class CallState {
     if (this.over || !this.resultSettled || this.bodyRunning) return;
     this.over = true;
     this.resolve = undefined;
+    this.registration = undefined;
     this.g1?.leave1(this);
     this.g2?.leave2(this);
     const s = this.callerSignal;

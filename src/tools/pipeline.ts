@@ -187,7 +187,9 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
   }
 
   // ---- the execution: frozen; its token and signal are made on first read
-  const state = new CallState(name, callId, registration);
+  // a refused call never runs, so it is never over: it must not hold the registration
+  // (whose entry holds its owner context) for as long as something keeps its execution
+  const state = new CallState(name, callId, failure === undefined ? registration : undefined);
   const execution = new Execution(state, callId, name, args, scope, parent, failure === undefined ? tool?.annotations : undefined);
 
   let result: ToolResult;
@@ -409,6 +411,11 @@ async function authorizeAndRunAsync(reg: ToolRegistry, ctx: SystemContext, state
       if (e !== execution) throw new TypeError('the call function must be called with the execution it was given');
       if (c !== undefined && c !== ctx) throw new TypeError('the call function must be called with the calling context it was given (or none)');
       if (state.aborted) throw new TypeError(`tool "${execution.name}" was aborted before its body started`);
+      // Called again once the call is over (a wrapper that kept it): the body would run
+      // untracked, after its result was delivered, beyond the reach of disposal.
+      if (state.over) {
+        throw new TypeError(`${state.label} is over: a tools/execute wrapper can only call the call function it was given while the call runs (before its result is settled)`);
+      }
       if (!stillResolves(reg, ctx, execution, state)) throw new ToolVanished(execution.name);
       return tool.execute(execution.arguments, execution, ctx);
     };

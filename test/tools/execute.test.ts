@@ -379,6 +379,27 @@ describe('tools/execute, timeouts, tools/post-execute, tools/result', () => {
     await server.dispose();
   });
 
+  test('a call function kept by a tools/execute wrapper and called after its call is over throws a TypeError naming the call; the body does not run', async () => {
+    const { server, t, ev } = await world();
+    const body = jest.fn(() => 'body');
+    t.register(tool('x', body));
+    let kept: ((e: ToolExecution) => Promise<unknown>) | undefined;
+    let keptExecution: ToolExecution | undefined;
+    ev.on('tools/execute', (next: (e: ToolExecution) => Promise<unknown>) => async (e: ToolExecution) => {
+      kept = next;
+      keptExecution = e;
+      return next(e);
+    });
+    expect((await t.execute({ callId: 'c1', name: 'x', arguments: {} })).content).toBe('body');
+    expect(body).toHaveBeenCalledTimes(1);
+    // the tool is still registered: only the call being over refuses the late call
+    await expect((kept as (e: ToolExecution) => Promise<unknown>)(keptExecution as ToolExecution)).rejects.toThrow(
+      new TypeError('tool "x" (call c1) is over: a tools/execute wrapper can only call the call function it was given while the call runs (before its result is settled)'),
+    );
+    expect(body).toHaveBeenCalledTimes(1);
+    await server.dispose();
+  });
+
   test('a tool unregistered (or its scope disposed) while the call waits for policy is not run: the call is aborted', async () => {
     const { server, app } = await world();
     const A = createScope(app, { id: 'A' });

@@ -100,8 +100,11 @@ export class System<O = unknown> {
     for (const p of params) (p.access === 'read' ? reads : p.access === 'write' ? writes : outputs).push(p.token);
     this.access = Object.freeze({ reads: Object.freeze(reads), writes: Object.freeze(writes), outputs: Object.freeze(outputs) });
     this.fn = fn;
-    this._fetchers = Object.freeze(params.map(makeFetcher));
-    this._writes = Object.freeze(params.map((p) => p.access === 'write'));
+    // The two arrays every run reads are left unfrozen (typed readonly, never written):
+    // V8 reads a frozen array's elements on a slower path, which cost ctx.run about a
+    // fifth of its time. `Object.freeze(this)` below still stops them being replaced.
+    this._fetchers = params.map(makeFetcher);
+    this._writes = params.map((p) => p.access === 'write');
     this._owner = owner;
     this._this = self;
     this._borrows = o.borrows;

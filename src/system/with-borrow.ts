@@ -19,8 +19,10 @@ export interface BorrowWaitOptions {
 }
 
 const passThrough = (_i: number, err: unknown): unknown => err;
-const WRITE = Object.freeze([true]);
-const READ = Object.freeze([false]);
+// Not frozen (never written): `release` reads these flags as it reads a system's, and
+// a frozen array there would make its element loads polymorphic and slower for every run.
+const WRITE: readonly boolean[] = [true];
+const READ: readonly boolean[] = [false];
 
 /**
  * @internal `ctx.withMut` (`write`) / `ctx.withRes`: never throws; every failure rejects.

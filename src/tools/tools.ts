@@ -11,7 +11,7 @@ import { installEvents } from '../events/events.js';
 import type { EventBus } from '../events/bus.js';
 import { Layers, RegistrationError, scopeLabel, type LayerEntry } from '../scope/layers.js';
 import { NotLosslessJsonError, snapshotJson, thawJson, type JsonObject } from './lossless-json.js';
-import { RELEASED_VALIDATORS_MAX, ValidatorCache } from './schema/validator-cache.js';
+import { RELEASED_VALIDATORS_MAX, ValidatorCache, type Interned } from './schema/validator-cache.js';
 import { snapshotParameters } from './schema/parameters.js';
 import { standardTarget } from './schema/dialects.js';
 import { readToolsPluginOptions, type ReadToolsPluginOptions, type ToolsPluginOptions } from './schema/plugin-options.js';
@@ -31,6 +31,8 @@ export interface ParameterSteps<S> {
 /** @internal A raw schema object's template: the interned parameters last made from it. */
 interface Template {
   readonly params: JsonObject;
+  /** The validator cache's record of `params` when it was last acquired (see `ValidatorCache.retain`). */
+  interned: Interned;
   /** Registered again since it was (re)inserted (its second chance against eviction). */
   used: boolean;
 }
@@ -248,17 +250,26 @@ export class ToolRegistry {
       return { raw, params, standard, entry };
     },
     intern: (toolName, snap) => {
-      const params = this.#validators.acquire(toolName, snap.params);
+      const entry = snap.entry;
+      // The snapshot is the template itself (so a plain JSON object, not a converted
+      // Standard Schema) and a live tool still shares its validator: one more reference,
+      // without the cache's lookups by parameters and by JSON text.
+      if (entry !== undefined && snap.params === entry.params && this.#validators.retain(entry.interned)) {
+        entry.used = true;
+        return entry.params;
+      }
+      const interned = this.#validators.acquire(toolName, snap.params);
+      const params = interned.params;
       const raw = snap.raw;
       if (snap.standard || raw === null || typeof raw !== 'object') return params;
-      const entry = snap.entry;
       if (entry !== undefined && params === entry.params) {
-        entry.used = true; // a hit: one field write
+        entry.used = true; // a hit: field writes
+        entry.interned = interned; // re-interned after an eviction: retain it next time
         return params;
       }
       const templates = this.#templates;
       templates.delete(raw);
-      templates.set(raw, { params, used: false });
+      templates.set(raw, { params, interned, used: false });
       // Oldest first, with a second chance: an entry used since it was (re)inserted goes
       // back to the end instead of out, so a schema in constant use is never evicted.
       while (templates.size > RELEASED_VALIDATORS_MAX) {

@@ -17,10 +17,12 @@ import type { JsonSchemaDialect } from './dialects.js';
  */
 export const RELEASED_VALIDATORS_MAX = 64;
 
-interface Interned {
+/** @internal One interned schema: its JSON text, shared parameters and validator, and how many live tools use it. */
+export interface Interned {
   readonly key: string;
   readonly params: JsonObject;
-  readonly fn: ValidateFunction;
+  /** Dropped when the LRU evicts the record (a template may still hold it, see `retain`). */
+  fn: ValidateFunction | undefined;
   refs: number;
 }
 
@@ -40,11 +42,12 @@ export class ValidatorCache {
    * Interns a tool's parameters: identical schemas (by JSON text, so by dialect too: a
    * schema without `$schema` is always read in this registry's default dialect) share one
    * deep-frozen object and one compiled validator, reference-counted. A released one is
-   * taken back out of the LRU. Returns the shared parameters object.
+   * taken back out of the LRU. Returns its record, whose `params` is the shared
+   * parameters object.
    *
    * @throws ToolSchemaError when the schema is refused.
    */
-  acquire(tool: string, params: JsonObject): JsonObject {
+  acquire(tool: string, params: JsonObject): Interned {
     // Interned parameters (a snapshot that reused its template whole) know their key.
     const key = this.#byParams.get(params)?.key ?? JSON.stringify(params);
     let v = this.#live.get(key);
@@ -58,7 +61,20 @@ export class ValidatorCache {
       this.#byParams.set(params, v);
     }
     v.refs++;
-    return v.params;
+    return v;
+  }
+
+  /**
+   * Takes one more reference to `v` when a live tool still uses it, and says whether it
+   * did. A live record is the one `#live` holds under its key and `#byParams` under its
+   * parameters, so this is exactly `acquire(tool, v.params)` then, without its two lookups
+   * (the usual repeat registration: every agent registering the same tools). A released
+   * or evicted one is left alone (`false`): `acquire` takes it back or interns anew.
+   */
+  retain(v: Interned): boolean {
+    if (v.refs === 0) return false;
+    v.refs++;
+    return true;
   }
 
   /**
@@ -78,6 +94,7 @@ export class ValidatorCache {
         if (oldest.done !== true) {
           this.#released.delete(oldest.value.key);
           this.#byParams.delete(oldest.value.params);
+          oldest.value.fn = undefined;
         }
       }
     }
@@ -91,7 +108,7 @@ export class ValidatorCache {
    */
   validate(params: JsonObject, args: unknown): string | undefined {
     const v = this.#byParams.get(params);
-    if (v === undefined || v.refs === 0) return 'the tool has no compiled validator (it was unregistered)';
+    if (v === undefined || v.refs === 0 || v.fn === undefined) return 'the tool has no compiled validator (it was unregistered)';
     const ok: unknown = v.fn(args);
     if (ok === true) return undefined;
     if (ok !== false) {

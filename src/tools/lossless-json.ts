@@ -153,7 +153,7 @@ function visit(v: unknown, t: JsonValue | undefined, st: Stacks, depth: number):
   if (seen !== keys.length) keys = enumerableKeys(obj, keys, st.hidden, depth);
   const n = keys.length;
   const symbols = Object.getOwnPropertySymbols(obj);
-  if (symbols.length > 0) throw new Refusal(`has a symbol key ${String(symbols[0])}`, depth);
+  if (symbols.length > 0) throw new Refusal(symbolKeyReason(symbols[0] as symbol), depth);
   // The template is reused whole while every key so far matched it (same key, same place);
   // a child is visited against the template's child of the same key wherever it is.
   const tobj = t !== null && typeof t === 'object' && !Array.isArray(t) ? (t as JsonObject) : undefined;
@@ -179,6 +179,17 @@ function visit(v: unknown, t: JsonValue | undefined, st: Stacks, depth: number):
   }
   if (out === undefined) return match ? (tobj as JsonObject) : Object.freeze({});
   return Object.freeze(out);
+}
+
+/**
+ * Why a symbol key is refused: JSON would drop it silently. TypeBox (`@sinclair/typebox`)
+ * marks every schema object with `Symbol(TypeBox.Kind)`, so its schemas meet this first:
+ * the reason then says how to pass one.
+ */
+function symbolKeyReason(key: symbol): string {
+  const reason = `has a symbol key ${String(key)} (JSON drops symbol keys)`;
+  if (key.description?.startsWith('TypeBox.') !== true) return reason;
+  return `${reason}; it is a TypeBox schema: pass its JSON, JSON.parse(JSON.stringify(schema)), which is the same schema without TypeBox's markers`;
 }
 
 /**

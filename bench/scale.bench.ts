@@ -3,7 +3,11 @@
  *
  * 1. `churn`: `Tools.execute` from an agent, on a server with 1,000 global tools, right
  *    after another agent (5 scoped tools) was created and disposed (untimed), vs the same
- *    call on an identical server with no churn. Both sides time each call alone.
+ *    call on an identical server with no churn. Both sides time each call alone. A third
+ *    side, `elsewhere`, does the same churn on a *separate* server before each call: the
+ *    same work between the calls, no state shared with the called server. `churn /
+ *    elsewhere` is what the other agents' state itself costs the call (the rest of
+ *    `churn / quiet` is the CPU caches the churn's work cooled, wherever it ran).
  * 2. `listeners`: `Tools.execute` from an agent while 10,000 other agents each hold four
  *    scoped `tools/*` listeners (pre-execute, execute, post-execute, result), vs an
  *    identical server with no other agents.
@@ -60,7 +64,7 @@ async function check(views: readonly Tools[]): Promise<void> {
 
 async function churnRows(): Promise<BenchRow[]> {
   const sides = await Promise.all(
-    ['churn', 'quiet'].map(async (name) => {
+    ['churn', 'quiet', 'elsewhere'].map(async (name) => {
       const s = await server();
       const g = s.app.get(Tools);
       for (let i = 0; i < 1000; i++) g.register({ name: `global_${i}`, description: `global ${i}`, parameters: SCHEMA, execute: () => i });
@@ -69,6 +73,9 @@ async function churnRows(): Promise<BenchRow[]> {
       return { name, ...s, views };
     }),
   );
+  // the separate server the `elsewhere` side churns on (same plugins, no global tools needed:
+  // the churned agent registers its five scoped tools, as on the `churn` side)
+  const apart = await server();
   let other = 0;
   const contenders = sides.map((side) => {
     let k = 0;
@@ -78,8 +85,8 @@ async function churnRows(): Promise<BenchRow[]> {
       run: async (n: number) => {
         let ns = 0;
         for (let i = 0; i < n; i++) {
-          if (side.name === 'churn') {
-            const h = await side.agents.create({ id: `other${other++}`, setup });
+          if (side.name !== 'quiet') {
+            const h = await (side.name === 'churn' ? side.agents : apart.agents).create({ id: `other${other++}`, setup });
             await h.dispose();
           }
           const view = side.views[k++ % RESIDENT];
@@ -93,6 +100,7 @@ async function churnRows(): Promise<BenchRow[]> {
   });
   const c = await compare(contenders, { maxBatch: 2000 });
   for (const side of sides) await side.server.dispose();
+  await apart.server.dispose();
   const us = (name: string): { min: number; median: number; samples: readonly number[] } => {
     const s = c.ns(name);
     return { min: s.min / 1000, median: s.median / 1000, samples: s.samples.map((x) => x / 1000) };
@@ -101,6 +109,8 @@ async function churnRows(): Promise<BenchRow[]> {
     row('churn.after', 'Tools.execute (1,000 global tools) just after another agent was created and disposed', 'µs/call', us('churn')),
     row('churn.quiet', 'same call, no churn', 'µs/call', us('quiet')),
     row('churn.ratio', 'churn / no churn (same round)', 'x', c.ratio('churn', 'quiet'), { text: '<= 1.5', max: 1.5 }),
+    row('churn.elsewhere', 'same call just after an agent was created and disposed on another server', 'µs/call', us('elsewhere')),
+    row('churn.shared', 'churn / churn on another server (same round): the cost of sharing a server with the churned agent', 'x', c.ratio('churn', 'elsewhere')),
   ];
 }
 

@@ -7,7 +7,11 @@
  *    side, `elsewhere`, does the same churn on a *separate* server before each call: the
  *    same work between the calls, no state shared with the called server. `churn /
  *    elsewhere` is what the other agents' state itself costs the call (the rest of
- *    `churn / quiet` is the CPU caches the churn's work cooled, wherever it ran).
+ *    `churn / quiet` is the CPU caches the churn's work cooled, wherever it ran). A fourth
+ *    side, `cooled`, runs no polestar code between the calls at all: it cools the caches on
+ *    purpose ({@link coolCaches}: 150 distinct JIT-compiled functions and 128 KB of memory,
+ *    about as long as the churn), so `cooled / quiet` is what cold CPU caches alone cost the
+ *    same call, the yardstick `churn / quiet` is read against.
  * 2. `listeners`: `Tools.execute` from an agent while 10,000 other agents each hold four
  *    scoped `tools/*` listeners (pre-execute, execute, post-execute, result), vs an
  *    identical server with no other agents.
@@ -62,9 +66,31 @@ async function check(views: readonly Tools[]): Promise<void> {
 
 // ------------------------------------------------------------------ 1. churn
 
+/**
+ * Work that touches no polestar state and cools the CPU caches the way other work between
+ * two tool calls does: it runs 150 distinct compiled functions (evicting the instruction
+ * cache) and touches 128 KB of memory (evicting the data cache). Built once; about as long
+ * as creating and disposing an agent.
+ */
+const coolCaches = ((): (() => number) => {
+  const fns: ((x: number) => number)[] = [];
+  for (let f = 0; f < 150; f++) {
+    // distinct source text, so every function has its own machine code
+    const fn = new Function('x', `let a = x + ${f}; for (let i = 0; i < 3; i++) { a = (a * ${f + 3}) ^ (a >>> ${(f % 7) + 1}); if (a & ${f}) a += ${f * 7}; else a -= ${f * 5}; a = Math.imul(a, ${f * 13 + 1}) + ${f}; } return a;`);
+    fns.push(fn as (x: number) => number);
+  }
+  const memory = new Int32Array(1 << 15);
+  let sink = 0;
+  return () => {
+    for (const fn of fns) sink ^= fn(sink);
+    for (let i = 0; i < memory.length; i += 16) sink ^= memory[i]++;
+    return sink;
+  };
+})();
+
 async function churnRows(): Promise<BenchRow[]> {
   const sides = await Promise.all(
-    ['churn', 'quiet', 'elsewhere'].map(async (name) => {
+    ['churn', 'quiet', 'elsewhere', 'cooled'].map(async (name) => {
       const s = await server();
       const g = s.app.get(Tools);
       for (let i = 0; i < 1000; i++) g.register({ name: `global_${i}`, description: `global ${i}`, parameters: SCHEMA, execute: () => i });
@@ -85,7 +111,8 @@ async function churnRows(): Promise<BenchRow[]> {
       run: async (n: number) => {
         let ns = 0;
         for (let i = 0; i < n; i++) {
-          if (side.name !== 'quiet') {
+          if (side.name === 'cooled') coolCaches();
+          else if (side.name !== 'quiet') {
             const h = await (side.name === 'churn' ? side.agents : apart.agents).create({ id: `other${other++}`, setup });
             await h.dispose();
           }
@@ -111,6 +138,8 @@ async function churnRows(): Promise<BenchRow[]> {
     row('churn.ratio', 'churn / no churn (same round)', 'x', c.ratio('churn', 'quiet'), { text: '<= 1.5', max: 1.5 }),
     row('churn.elsewhere', 'same call just after an agent was created and disposed on another server', 'µs/call', us('elsewhere')),
     row('churn.shared', 'churn / churn on another server (same round): the cost of sharing a server with the churned agent', 'x', c.ratio('churn', 'elsewhere')),
+    row('churn.cooled', 'same call just after work that runs no polestar code but cools the CPU caches (150 compiled functions, 128 KB touched)', 'µs/call', us('cooled')),
+    row('churn.cooled-ratio', 'cooled / no churn (same round): what cold CPU caches alone cost the call', 'x', c.ratio('cooled', 'quiet')),
   ];
 }
 

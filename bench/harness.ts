@@ -19,6 +19,9 @@
  *    away type feedback and bill the next batch for recompiling). Only the heap rows call
  *    `gc()`, and they time nothing.
  * 6. Figures are reported as **min / median over rounds**.
+ * 7. Each area runs in **a process of its own** (bench/index.ts forks one per area), so no
+ *    area's figures depend on the type feedback and heap another area left behind; the
+ *    contenders of one comparison always share a process (rule 3).
  */
 import { loadavg } from 'node:os';
 

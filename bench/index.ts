@@ -6,10 +6,12 @@
  * benchmark): an area's figures must not depend on which areas ran before it. In one
  * process they did: the type feedback the earlier areas left in polestar's shared code
  * (other shapes, other call paths) and the heap they grew made the agent lifecycle read
- * 10–40% slower after the context, systems and tools areas than alone, while its Map
+ * about 17% slower after the context, systems and tools areas than alone, while its Map
  * floor, bench-local code, did not move (docs/performance.md, "One process per area").
- * Within an area every rule of bench/harness.ts holds: its contenders share one process,
- * interleaved round by round.
+ * That pollution touches polestar's code only, so a forked figure is what an area's paths
+ * cost with only that area's workload in the process; a server running every path sits
+ * between it and the `--one-process` figure. Within an area every rule of
+ * bench/harness.ts holds: its contenders share one process, interleaved round by round.
  *
  * Usage: `npm run bench` (builds, then runs with --expose-gc). Flags:
  * `--quick` (the short CI budget), `--only=context,scale` (some areas),
@@ -26,7 +28,8 @@ export const AREAS = ['context', 'systems', 'tools', 'agents', 'scale'] as const
 
 /**
  * Runs `areas` (each `bench/<area>.bench.ts`), one after the other, each in its own child
- * process (unless `--one-process` is given), and returns their reports.
+ * process (unless `--one-process` is given, here or to the smoke run), and returns their
+ * reports.
  */
 export async function runAreas(areas: readonly string[]): Promise<BenchReport[]> {
   const reports: BenchReport[] = [];
@@ -41,32 +44,52 @@ async function runHere(area: string): Promise<BenchReport> {
   return mod.run();
 }
 
+/** How long one area may run in its child process before it is killed (a full run takes well under a minute). */
+const AREA_TIMEOUT_MS = 10 * 60_000;
+
 /**
  * Runs one area in a child process: `node <this process's flags> <area>.bench.js`, which
  * prints its table and then its JSON document as its last line (report.ts `runIfMain`).
- * The child's table is not shown (the caller prints every report); its stderr is.
+ * The child's table is not shown (the caller prints every report); its stderr is. A child
+ * that exits with an error, prints no report or outlives
+ * {@link AREA_TIMEOUT_MS} rejects (and is killed).
  */
 function runForked(area: string): Promise<BenchReport> {
   const file = fileURLToPath(new URL(`./${area}.bench.js`, import.meta.url));
-  const args = [...process.execArgv, file, ...(budget().name === 'quick' ? ['--quick'] : [])];
+  const flags = budget().name === 'quick' ? ['--quick'] : [];
+  const args = [...process.execArgv, file, ...flags];
+  const alone = `node --expose-gc ${file}${flags.length > 0 ? ' --quick' : ''}`;
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`bench: the ${area} area ran for more than ${AREA_TIMEOUT_MS / 60_000} minutes and was killed (run it alone: ${alone})`));
+    }, AREA_TIMEOUT_MS);
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk: string) => (out += chunk));
-    child.on('error', reject);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
     child.on('close', (code, signal) => {
+      clearTimeout(timer);
       if (code !== 0) {
-        reject(new Error(`bench: the ${area} area exited with ${signal ?? `code ${String(code)}`} (run it alone: node --expose-gc ${file})`));
+        reject(new Error(`bench: the ${area} area exited with ${signal ?? `code ${String(code)}`} (run it alone: ${alone})`));
         return;
       }
       const last = out.trimEnd().split('\n').pop() ?? '';
+      let report: BenchReport | undefined;
       try {
-        const doc = JSON.parse(last) as { reports: BenchReport[] };
-        resolve(doc.reports[0] as BenchReport);
+        report = (JSON.parse(last) as { reports?: BenchReport[] }).reports?.[0];
       } catch {
-        reject(new Error(`bench: the ${area} area printed no JSON report as its last line`));
+        report = undefined;
       }
+      if (report === undefined || !Array.isArray(report.rows)) {
+        reject(new Error(`bench: the ${area} area printed no JSON report as its last line; its output ended with: ${out.slice(-300)}`));
+        return;
+      }
+      resolve(report);
     });
   });
 }

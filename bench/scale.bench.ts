@@ -8,10 +8,11 @@
  *    same work between the calls, no state shared with the called server. `churn /
  *    elsewhere` is what the other agents' state itself costs the call (the rest of
  *    `churn / quiet` is the CPU caches the churn's work cooled, wherever it ran). A fourth
- *    side, `cooled`, runs no polestar code between the calls at all: it cools the caches on
- *    purpose ({@link coolCaches}: 150 distinct JIT-compiled functions and 128 KB of memory,
- *    about as long as the churn), so `cooled / quiet` is what cold CPU caches alone cost the
- *    same call, the yardstick `churn / quiet` is read against.
+ *    side, `cooled`, runs no polestar code between the calls at all: a fixed workload cools
+ *    the caches on purpose ({@link coolCaches}: 150 distinct JIT-compiled functions and
+ *    128 KB of memory), so `cooled / quiet` shows what cache cooling alone, with no other
+ *    agent anywhere, costs the same call: the yardstick `churn / quiet` is read against.
+ *    `churn.work` and `churn.cooled-work` say how long the work between calls took.
  * 2. `listeners`: `Tools.execute` from an agent while 10,000 other agents each hold four
  *    scoped `tools/*` listeners (pre-execute, execute, post-execute, result), vs an
  *    identical server with no other agents.
@@ -67,10 +68,11 @@ async function check(views: readonly Tools[]): Promise<void> {
 // ------------------------------------------------------------------ 1. churn
 
 /**
- * Work that touches no polestar state and cools the CPU caches the way other work between
- * two tool calls does: it runs 150 distinct compiled functions (evicting the instruction
- * cache) and touches 128 KB of memory (evicting the data cache). Built once; about as long
- * as creating and disposing an agent.
+ * A fixed-size workload that runs no polestar code and cools the CPU caches as other work
+ * between two tool calls does: it runs 150 distinct compiled functions (more machine code
+ * than the L1 instruction cache holds) and touches 128 KB of memory (more than the L1 data
+ * cache holds). Built once. Its size is a setting, not a model of the churn: the rows
+ * report how long each side's between-call work took (`churn.work`, `churn.cooled-work`).
  */
 const coolCaches = ((): (() => number) => {
   const fns: ((x: number) => number)[] = [];
@@ -103,19 +105,25 @@ async function churnRows(): Promise<BenchRow[]> {
   // the churned agent registers its five scoped tools, as on the `churn` side)
   const apart = await server();
   let other = 0;
+  // how long each side's between-call work took (off the call's clock), over every op run
+  const work = new Map<string, { ns: number; ops: number }>(sides.map((side) => [side.name, { ns: 0, ops: 0 }]));
   const contenders = sides.map((side) => {
     let k = 0;
+    const spent = work.get(side.name) as { ns: number; ops: number };
     return {
       name: side.name,
       selfTimed: true,
       run: async (n: number) => {
         let ns = 0;
         for (let i = 0; i < n; i++) {
+          const w0 = now();
           if (side.name === 'cooled') coolCaches();
           else if (side.name !== 'quiet') {
             const h = await (side.name === 'churn' ? side.agents : apart.agents).create({ id: `other${other++}`, setup });
             await h.dispose();
           }
+          spent.ns += now() - w0;
+          spent.ops++;
           const view = side.views[k++ % RESIDENT];
           const t0 = now();
           await view.execute(CALL);
@@ -132,14 +140,20 @@ async function churnRows(): Promise<BenchRow[]> {
     const s = c.ns(name);
     return { min: s.min / 1000, median: s.median / 1000, samples: s.samples.map((x) => x / 1000) };
   };
+  const workUs = (name: string): number => {
+    const w = work.get(name) as { ns: number; ops: number };
+    return w.ns / Math.max(1, w.ops) / 1000;
+  };
   return [
     row('churn.after', 'Tools.execute (1,000 global tools) just after another agent was created and disposed', 'µs/call', us('churn')),
     row('churn.quiet', 'same call, no churn', 'µs/call', us('quiet')),
     row('churn.ratio', 'churn / no churn (same round)', 'x', c.ratio('churn', 'quiet'), { text: '<= 1.5', max: 1.5 }),
     row('churn.elsewhere', 'same call just after an agent was created and disposed on another server', 'µs/call', us('elsewhere')),
     row('churn.shared', 'churn / churn on another server (same round): the cost of sharing a server with the churned agent', 'x', c.ratio('churn', 'elsewhere')),
-    row('churn.cooled', 'same call just after work that runs no polestar code but cools the CPU caches (150 compiled functions, 128 KB touched)', 'µs/call', us('cooled')),
-    row('churn.cooled-ratio', 'cooled / no churn (same round): what cold CPU caches alone cost the call', 'x', c.ratio('cooled', 'quiet')),
+    row('churn.cooled', 'same call just after a fixed workload that runs no polestar code but cools the CPU caches (150 compiled functions, 128 KB touched)', 'µs/call', us('cooled')),
+    row('churn.cooled-ratio', 'cooled / no churn (same round): what that cache cooling alone costs the call', 'x', c.ratio('cooled', 'quiet')),
+    single('churn.work', 'the churn before each call (create and dispose another agent), off the clock, mean', 'µs/op', workUs('churn')),
+    single('churn.cooled-work', 'the cooling workload before each call, off the clock, mean', 'µs/op', workUs('cooled')),
   ];
 }
 

@@ -1,5 +1,6 @@
 /**
- * CI smoke run of the benchmarks: every area with the short budget, checked against
+ * CI smoke run of the benchmarks: every area with the short budget (each in a process of
+ * its own, see bench/index.ts), checked against
  * generous limits so that it fails only on a gross regression (about a 5× jump), never on
  * the noise of a shared machine. Unit tests make no timing assertions; this is where
  * performance is guarded.

@@ -91,7 +91,7 @@ export async function createAgent(view: Agents, options: CreateAgentOptions, ste
 
   // The teardown as a promise is made only when something waits for it (an async step, a
   // composition); a synchronous setup only checks the flag.
-  const teardown: Teardown = { started: false, resolve: undefined, promise: undefined };
+  const teardown = new Teardown();
   const controller = steps.beforeSetup !== undefined || steps.prepare !== undefined ? new AbortController() : undefined;
   agent._onAbort(() => {
     teardown.started = true;
@@ -181,10 +181,11 @@ export async function createAgent(view: Agents, options: CreateAgentOptions, ste
 }
 
 /** Whether the agent's teardown started, and (made on first need) a promise of it. */
-interface Teardown {
-  started: boolean;
-  resolve: ((v: 'aborted') => void) | undefined;
-  promise: Promise<'aborted'> | undefined;
+/** Whether (and, once something waits, a promise of when) an agent's teardown started. A class: see `Entry` in scope/layers.ts (it lives as long as its agent). */
+class Teardown {
+  started = false;
+  resolve: ((v: 'aborted') => void) | undefined = undefined;
+  promise: Promise<'aborted'> | undefined = undefined;
 }
 
 /** Races what a step returned (an object: a promise, maybe) against the agent's teardown. */

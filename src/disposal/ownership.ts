@@ -32,6 +32,22 @@ export interface Slot {
 }
 
 /**
+ * A cleanup pushed by {@link Ownership.push}. A class, not an object literal: V8 tracks an
+ * allocation site per literal and, once most objects from one outlive a scavenge (the
+ * cleanups of long-lived contexts: a server's resident agents), allocates every later
+ * object from that site straight in the old generation, where each short-lived context's
+ * cleanups would then be garbage. Class instances carry no allocation site.
+ */
+class CleanupSlot implements Slot {
+  index = 0;
+  constructor(
+    public fn: ((arg: never) => unknown) | undefined,
+    public arg: unknown,
+    public concurrent: boolean,
+  ) {}
+}
+
+/**
  * @internal A LIFO stack of cleanups. `add` and unregistering are O(1) (amortised: the
  * holes left by unregistered cleanups are compacted away once they outnumber the live
  * ones), and `drain` is O(n), so a long-lived context can register and unregister
@@ -65,7 +81,7 @@ export class Ownership {
    * `undefined`); {@link remove} unregisters it. No closure per cleanup.
    */
   push<A>(fn: (arg: A) => unknown, arg: A | undefined, concurrent: boolean): Slot {
-    return this.pushSlot({ fn: fn as (arg: never) => unknown, arg, index: 0, concurrent });
+    return this.pushSlot(new CleanupSlot(fn as (arg: never) => unknown, arg, concurrent));
   }
 
   /** @internal Pushes a caller-made slot (an object that is also something else: no extra allocation). */

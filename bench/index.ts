@@ -4,14 +4,13 @@
  *
  * Each area runs in **its own Node process** (a fresh V8, as JMH forks a fresh JVM per
  * benchmark): an area's figures must not depend on which areas ran before it. In one
- * process they did: the type feedback the earlier areas left in polestar's shared code
- * (other shapes, other call paths) and the heap they grew made the agent lifecycle read
- * about 17% slower after the context, systems and tools areas than alone, while its Map
- * floor, bench-local code, did not move (docs/performance.md, "One process per area").
- * That pollution touches polestar's code only, so a forked figure is what an area's paths
- * cost with only that area's workload in the process; a server running every path sits
- * between it and the `--one-process` figure. Within an area every rule of
- * bench/harness.ts holds: its contenders share one process, interleaved round by round.
+ * process they did: what the earlier areas left in V8 (allocation-site pretenuring
+ * decisions, type feedback, a grown heap) made the agent lifecycle read about 17% slower
+ * after the context, systems and tools areas than alone, while its Map floor, bench-local
+ * code, did not move (docs/performance.md, "One process per area"; the pretenuring part
+ * was a polestar problem, fixed since, and both ways now read alike). Within an area every
+ * rule of bench/harness.ts holds: its contenders share one process, interleaved round by
+ * round.
  *
  * Usage: `npm run bench` (builds, then runs with --expose-gc). Flags:
  * `--quick` (the short CI budget), `--only=context,scale` (some areas),

@@ -45,7 +45,7 @@ export const LIMITS: Readonly<Record<string, Limit>> = {
   'execute.overhead': { max: 15, why: '10 × the 1.5 µs target (measured 1.1–3 µs, load-sensitive)' },
   'heap.scope5': { max: 20480, why: '5 × the 4 KB target' },
   // agents
-  'lifecycle.polestar/floor': { max: 25, why: '5 × the 5× target (measured 3.8–4.5× a process per area, 3.9–6.1× in one process: docs/performance.md)' },
+  'lifecycle.polestar/floor': { max: 25, why: '5 × the 5× target (measured 3.7–4.4×: docs/performance.md)' },
   'load.heap': { max: 81920, why: '5 × the 16 KB target' },
   'load.growth': { max: 25600, why: '5 × the 5 MB limit' },
   'load.leaks': { max: 0, why: 'nothing may be left after disposal' },

@@ -18,7 +18,7 @@
  * "Allocation sites"). What the ratio shows besides: what thousands of live agents cost
  * everyone, bigger maps to look up and more heap to mark.
  *
- * Not part of `npm run bench` (twelve child processes, about 15 seconds): run it with
+ * Not part of `npm run bench` (twelve child processes, about 10 seconds): run it with
  * `npm run bench:crowd` (or `node --expose-gc .build/bench/crowd.bench.js [--quick]` after
  * `npm run build:run`).
  */

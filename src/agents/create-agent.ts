@@ -180,7 +180,6 @@ export async function createAgent(view: Agents, options: CreateAgentOptions, ste
   return new AgentHandle(agent);
 }
 
-/** Whether the agent's teardown started, and (made on first need) a promise of it. */
 /** Whether (and, once something waits, a promise of when) an agent's teardown started. A class: see `Entry` in scope/layers.ts (it lives as long as its agent). */
 class Teardown {
   started = false;

@@ -95,11 +95,11 @@ export class ToolRegistry {
    */
   readonly #templates = new Map<object, Template>();
 
-  constructor(server: Server, bus: EventBus, options: ReadToolsPluginOptions = { defaultDialect: 'draft-07' }) {
+  constructor(server: Server, bus: EventBus, options: ReadToolsPluginOptions = { defaultDialect: 'draft-07', regExp: undefined }) {
     this.server = server;
     this.bus = bus;
     this.options = options;
-    this.#validators = new ValidatorCache(options.defaultDialect);
+    this.#validators = new ValidatorCache(options.defaultDialect, options.regExp);
     this.layers = new Layers<Tool>('tool', server);
     this.layers.onRemove((entry) => {
       try {

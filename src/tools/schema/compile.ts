@@ -2,12 +2,13 @@
  * Compiling one tool's `parameters` into an ajv validator, every failure a
  * {@link ToolSchemaError}, with the ajv instances bounded (issue 8 #5).
  */
-import type { Ajv, ErrorObject, ValidateFunction } from 'ajv';
+import type { Ajv, CodeOptions, ErrorObject, ValidateFunction } from 'ajv';
 import type { JsonObject, JsonValue } from '../lossless-json.js';
 import { ToolSchemaError } from './tool-schema-error.js';
 import { refuseUnsupported } from './refuse.js';
 import { acceptedUris, createAjv, dialectOfUri, DIALECT_URIS, metaAjv, type JsonSchemaDialect } from './dialects.js';
 import { describeValue } from '../../context/token.js';
+import type { ToolsRegExpEngine } from './plugin-options.js';
 
 /**
  * How many schemas one compiling ajv instance compiles before it is replaced. ajv keeps,
@@ -29,9 +30,12 @@ export interface Compiled {
 export class SchemaCompiler {
   readonly defaultDialect: JsonSchemaDialect;
   readonly #current = new Map<JsonSchemaDialect, { ajv: Ajv; compiled: number }>();
+  /** The engine for `pattern` / `patternProperties` (`undefined`: JavaScript's `RegExp`). */
+  readonly #regExp: ToolsRegExpEngine | undefined;
 
-  constructor(defaultDialect: JsonSchemaDialect) {
+  constructor(defaultDialect: JsonSchemaDialect, regExp?: ToolsRegExpEngine) {
     this.defaultDialect = defaultDialect;
+    this.#regExp = regExp;
   }
 
   /**
@@ -80,6 +84,14 @@ export class SchemaCompiler {
     try {
       fn = gen.ajv.compile(params);
     } catch (err) {
+      if (err instanceof PatternRefused) {
+        throw new ToolSchemaError(
+          tool,
+          'parameters',
+          `has the pattern ${JSON.stringify(err.source)}, which the ToolsPlugin regExp engine refused: ${err.reason}. ` +
+            'Change the pattern, or register the tool where the engine accepts it.',
+        );
+      }
       throw new ToolSchemaError(tool, compileErrorPath(params, err), `can not be compiled as a JSON Schema (${dialect}): ${messageOf(err)}. ` +
         'Every $ref must point inside the schema (remote references are not fetched).');
     } finally {
@@ -99,11 +111,49 @@ export class SchemaCompiler {
   #generation(dialect: JsonSchemaDialect): { ajv: Ajv; compiled: number } {
     let gen = this.#current.get(dialect);
     if (gen === undefined || gen.compiled >= GENERATION_SIZE) {
-      gen = { ajv: createAjv(dialect, { validateSchema: false }), compiled: 0 };
+      const regExp = this.#regExp;
+      gen = { ajv: createAjv(dialect, regExp === undefined ? { validateSchema: false } : { validateSchema: false, code: { regExp: engine(regExp) } }), compiled: 0 };
       this.#current.set(dialect, gen);
     }
     return gen;
   }
+}
+
+/** The `regExp` engine of the registry refused a pattern (threw, or returned no `test`). */
+class PatternRefused extends Error {
+  constructor(
+    readonly source: string,
+    readonly reason: string,
+  ) {
+    super(reason);
+  }
+}
+
+/**
+ * ajv's engine around a user's `regExp` option: ajv wants a `code` string (used only for
+ * standalone code, which polestar never generates); an engine that throws or returns
+ * something without `test` is refused when the pattern is compiled, not when an argument
+ * is checked; and what ajv gets prints as its pattern (see below).
+ */
+function engine(regExp: ToolsRegExpEngine): NonNullable<CodeOptions['regExp']> {
+  const wrapped = (source: string, flags: string): { test(text: string): boolean; toString(): string } => {
+    let rx: unknown;
+    try {
+      rx = regExp(source, flags);
+    } catch (err) {
+      throw new PatternRefused(source, messageOf(err));
+    }
+    if (rx === null || typeof rx !== 'object' || typeof (rx as { test?: unknown }).test !== 'function') {
+      throw new PatternRefused(source, `it returned ${describeValue(rx)}, not an object with a test(text) method`);
+    }
+    // ajv shares one compiled pattern per `String(rx)` within a schema: an engine whose
+    // objects all print as "[object Object]" would have every pattern checked by the first
+    // one. The wrapper prints as its own source and flags.
+    const test = (rx as { test(text: string): boolean }).test.bind(rx);
+    const key = `/${source}/${flags}`;
+    return { test, toString: () => key };
+  };
+  return Object.assign(wrapped, { code: 'polestar ToolsPlugin regExp' });
 }
 
 /** `/properties/a~1b` → `parameters.properties.a/b` (the path style of the lossless-JSON errors). */

@@ -40,30 +40,54 @@ export interface ToolsPluginOptions {
    * (draft-07 would ignore them): name the dialect with `$schema`.
    */
   readonly defaultDialect?: DefaultJsonSchemaDialect;
+  /**
+   * The regular-expression engine for `pattern` and `patternProperties` (ajv's
+   * `code.regExp`): called as `regExp(source, 'u')` when a schema is compiled, it returns
+   * an object with `test(text)`. The default is JavaScript's `RegExp`, which backtracks: a
+   * pattern such as `^(a+)+$` takes exponential time on a crafted string, and a tool
+   * argument is text a model (or whatever it read) wrote. When schemas come from
+   * somewhere you do not control (an MCP server), pass a linear-time engine, e.g. the
+   * `re2` package: `new ToolsPlugin({ regExp: (source, flags) => new RE2(source, flags) })`.
+   * A pattern the engine refuses (throws for) refuses the tool at registration
+   * (`ToolSchemaError`).
+   */
+  readonly regExp?: ToolsRegExpEngine;
 }
+
+/** A regular-expression engine for tool schemas: see {@link ToolsPluginOptions.regExp}. */
+export type ToolsRegExpEngine = (source: string, flags: string) => { test(text: string): boolean };
 
 /** @internal The options as read once and validated. */
 export interface ReadToolsPluginOptions {
   readonly defaultDialect: DefaultJsonSchemaDialect;
+  readonly regExp: ToolsRegExpEngine | undefined;
 }
 
 /** @internal Reads each option once; a TypeError names the option and the values allowed. */
 export function readToolsPluginOptions(options: unknown): ReadToolsPluginOptions {
-  if (options === undefined) return { defaultDialect: 'draft-07' };
+  if (options === undefined) return { defaultDialect: 'draft-07', regExp: undefined };
   if (options === null || typeof options !== 'object') {
-    throw new TypeError(`new ToolsPlugin(options): options must be an object { defaultDialect? } or omitted, got ${describeValue(options)}.`);
+    throw new TypeError(`new ToolsPlugin(options): options must be an object { defaultDialect?, regExp? } or omitted, got ${describeValue(options)}.`);
   }
-  let dialect: unknown;
-  try {
-    dialect = (options as Record<string, unknown>)['defaultDialect'];
-  } catch (err) {
-    throw new TypeError(`new ToolsPlugin(options): reading "defaultDialect" threw: ${err instanceof Error ? err.message : String(err)}`);
-  }
-  if (dialect === undefined) return { defaultDialect: 'draft-07' };
-  if (dialect !== 'draft-07' && dialect !== '2020-12') {
+  const dialect = readOption(options, 'defaultDialect');
+  if (dialect !== undefined && dialect !== 'draft-07' && dialect !== '2020-12') {
     throw new TypeError(
       `new ToolsPlugin({ defaultDialect }): defaultDialect must be 'draft-07' (the default) or '2020-12', got ${describeValue(dialect)}.`,
     );
   }
-  return { defaultDialect: dialect };
+  const regExp = readOption(options, 'regExp');
+  if (regExp !== undefined && typeof regExp !== 'function') {
+    throw new TypeError(
+      `new ToolsPlugin({ regExp }): regExp must be a function (source, flags) => { test(text) } (for example (s, f) => new RE2(s, f)) or omitted, got ${describeValue(regExp)}.`,
+    );
+  }
+  return { defaultDialect: dialect ?? 'draft-07', regExp: regExp as ToolsRegExpEngine | undefined };
+}
+
+function readOption(options: object, name: string): unknown {
+  try {
+    return (options as Record<string, unknown>)[name];
+  } catch (err) {
+    throw new TypeError(`new ToolsPlugin(options): reading "${name}" threw: ${err instanceof Error ? err.message : String(err)}`);
+  }
 }

@@ -6,6 +6,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { JsonObject } from '../lossless-json.js';
 import { SchemaCompiler } from './compile.js';
 import type { JsonSchemaDialect } from './dialects.js';
+import type { ToolsRegExpEngine } from './plugin-options.js';
 
 /**
  * How many compiled validators whose last tool went away are kept for reuse. Agents
@@ -34,8 +35,8 @@ export class ValidatorCache {
   readonly #released = new Map<string, Interned>();
   readonly #byParams = new WeakMap<object, Interned>();
 
-  constructor(defaultDialect: JsonSchemaDialect) {
-    this.#compiler = new SchemaCompiler(defaultDialect);
+  constructor(defaultDialect: JsonSchemaDialect, regExp?: ToolsRegExpEngine) {
+    this.#compiler = new SchemaCompiler(defaultDialect, regExp);
   }
 
   /**

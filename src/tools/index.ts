@@ -2,7 +2,7 @@
 export { Tools, ToolsPlugin } from './tools.js';
 export { Approval } from './approval.js';
 export { ToolSchemaError } from './schema/tool-schema-error.js';
-export type { ToolsPluginOptions, ToolsRegExpEngine } from './schema/plugin-options.js';
+export type { ToolsPluginOptions, ToolsRegExp, ToolsRegExpEngine } from './schema/plugin-options.js';
 export type { JsonSchemaDialect, DefaultJsonSchemaDialect } from './schema/dialects.js';
 export type { StandardJsonSchema } from './schema/standard-schema.js';
 export { NotLosslessJsonError, snapshotJson } from './lossless-json.js';

@@ -55,7 +55,13 @@ export interface ToolsPluginOptions {
 }
 
 /** A regular-expression engine for tool schemas: see {@link ToolsPluginOptions.regExp}. */
-export type ToolsRegExpEngine = (source: string, flags: string) => { test(text: string): boolean };
+export type ToolsRegExpEngine = (source: string, flags: string) => ToolsRegExp;
+
+/** What a {@link ToolsRegExpEngine} returns for one pattern (a `RegExp` or an `RE2` is one). */
+export interface ToolsRegExp {
+  /** Whether `text` matches the pattern. */
+  test(text: string): boolean;
+}
 
 /** @internal The options as read once and validated. */
 export interface ReadToolsPluginOptions {

@@ -71,14 +71,8 @@ describe('ToolsPlugin regExp engine', () => {
     const { engine } = toyEngine();
     const { server, tools } = await toolsWith({ regExp: engine });
     const def = { name: 'evil', description: 'x', parameters: { type: 'object', properties: { q: { type: 'string', pattern: '^(a+)+$' } } }, execute: () => 'ok' };
-    let err: unknown;
-    try {
-      tools.register(def);
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toBeInstanceOf(ToolSchemaError);
-    expect((err as Error).message).toContain('has the pattern "^(a+)+$", which the ToolsPlugin regExp engine refused: nested quantifiers are not supported');
+    expect(() => tools.register(def)).toThrow(ToolSchemaError);
+    expect(() => tools.register(def)).toThrow('has the pattern "^(a+)+$", which the ToolsPlugin regExp engine refused: nested quantifiers are not supported');
     expect(tools.get('evil')).toBeUndefined();
     // the name is free and the registry works
     tools.register({ ...def, parameters: { type: 'object', properties: { q: { type: 'string', pattern: '^a+$' } } } });

@@ -95,7 +95,7 @@ export class ToolRegistry {
    */
   readonly #templates = new Map<object, Template>();
 
-  constructor(server: Server, bus: EventBus, options: ReadToolsPluginOptions = { defaultDialect: 'draft-07', regExp: undefined }) {
+  constructor(server: Server, bus: EventBus, options: ReadToolsPluginOptions = readToolsPluginOptions(undefined)) {
     this.server = server;
     this.bus = bus;
     this.options = options;

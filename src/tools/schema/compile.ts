@@ -2,7 +2,7 @@
  * Compiling one tool's `parameters` into an ajv validator, every failure a
  * {@link ToolSchemaError}, with the ajv instances bounded (issue 8 #5).
  */
-import type { Ajv, CodeOptions, ErrorObject, ValidateFunction } from 'ajv';
+import type { Ajv, CodeOptions, ErrorObject, Options, ValidateFunction } from 'ajv';
 import type { JsonObject, JsonValue } from '../lossless-json.js';
 import { ToolSchemaError } from './tool-schema-error.js';
 import { refuseUnsupported } from './refuse.js';
@@ -30,12 +30,12 @@ export interface Compiled {
 export class SchemaCompiler {
   readonly defaultDialect: JsonSchemaDialect;
   readonly #current = new Map<JsonSchemaDialect, { ajv: Ajv; compiled: number }>();
-  /** The engine for `pattern` / `patternProperties` (`undefined`: JavaScript's `RegExp`). */
-  readonly #regExp: ToolsRegExpEngine | undefined;
+  /** The options of every compiling ajv generation (with the registry's `regExp` engine, if any). */
+  readonly #ajvOptions: Options;
 
   constructor(defaultDialect: JsonSchemaDialect, regExp?: ToolsRegExpEngine) {
     this.defaultDialect = defaultDialect;
-    this.#regExp = regExp;
+    this.#ajvOptions = regExp === undefined ? { validateSchema: false } : { validateSchema: false, code: { regExp: engine(regExp) } };
   }
 
   /**
@@ -111,8 +111,7 @@ export class SchemaCompiler {
   #generation(dialect: JsonSchemaDialect): { ajv: Ajv; compiled: number } {
     let gen = this.#current.get(dialect);
     if (gen === undefined || gen.compiled >= GENERATION_SIZE) {
-      const regExp = this.#regExp;
-      gen = { ajv: createAjv(dialect, regExp === undefined ? { validateSchema: false } : { validateSchema: false, code: { regExp: engine(regExp) } }), compiled: 0 };
+      gen = { ajv: createAjv(dialect, this.#ajvOptions), compiled: 0 };
       this.#current.set(dialect, gen);
     }
     return gen;

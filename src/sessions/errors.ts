@@ -19,9 +19,15 @@
  * - `SERIALIZE_FAILED` / `DESERIALIZE_FAILED`: a serializer or deserializer threw or
  *   produced a value that is not lossless JSON.
  * - `UNKNOWN_LOCAL`: a persisted local has no serializer.
- * - `STORE_LOCKED`: a lock wait of the store exceeded its busy timeout (SQLite).
- * - `STORE_ERROR`: the store failed otherwise (connection lost, disk full, store closed…);
- *   `cause` holds the driver's error.
+ * - `STORE_LOCKED`: a lock wait of the store exceeded its bound: SQLite's file lock past the
+ *   busy timeout, or a PostgreSQL row held by another transaction past `lock_timeout`
+ *   (`SESSION_BUSY` stays a live lease of another owner).
+ * - `STORE_ERROR`: the store failed otherwise (connection lost, disk full, store closed, a
+ *   call that did not answer within `storeTimeoutMs`…); `cause` holds the driver's error.
+ * - `COMMIT_UNKNOWN`: a turn's commit was sent but its outcome could not be found out
+ *   because the store stays unreachable (`turn` and `attempt` say which). Until it is
+ *   resolved, `turn()` and `rollback()` reject with it without running anything; call
+ *   `durableSession.resolvePending()` (or just the next `turn()`) once the store is back.
  */
 export type SessionErrorCode =
   | 'SESSION_BUSY'
@@ -37,7 +43,8 @@ export type SessionErrorCode =
   | 'DESERIALIZE_FAILED'
   | 'UNKNOWN_LOCAL'
   | 'STORE_LOCKED'
-  | 'STORE_ERROR';
+  | 'STORE_ERROR'
+  | 'COMMIT_UNKNOWN';
 
 /** Every {@link SessionErrorCode}, in the order its documentation lists them. */
 export const SESSION_ERROR_CODES: readonly SessionErrorCode[] = Object.freeze([
@@ -55,6 +62,7 @@ export const SESSION_ERROR_CODES: readonly SessionErrorCode[] = Object.freeze([
   'UNKNOWN_LOCAL',
   'STORE_LOCKED',
   'STORE_ERROR',
+  'COMMIT_UNKNOWN',
 ] as const);
 
 /** Who holds a lease, as a `SESSION_BUSY` error reports it. */
@@ -75,6 +83,10 @@ export interface SessionErrorOptions {
   readonly cause?: unknown;
   /** For `SESSION_BUSY` caused by another owner's lease: who holds it. */
   readonly holder?: LeaseHolder;
+  /** For `COMMIT_UNKNOWN`: the turn whose commit outcome is unknown. */
+  readonly turn?: number;
+  /** For `COMMIT_UNKNOWN`: the attempt of that turn. */
+  readonly attempt?: number;
 }
 
 /**
@@ -90,17 +102,23 @@ export class SessionError extends Error {
   readonly sessionId: string | undefined;
   /** For `SESSION_BUSY` caused by another owner's lease: who holds it and for how long. */
   readonly holder: LeaseHolder | undefined;
+  /** For `COMMIT_UNKNOWN`: the turn whose commit outcome is unknown. */
+  readonly turn: number | undefined;
+  /** For `COMMIT_UNKNOWN`: the attempt of that turn. */
+  readonly attempt: number | undefined;
 
   /**
    * @param code - what went wrong.
    * @param message - the full message (name the session and the fix).
-   * @param options - `sessionId`, `cause`, `holder`.
+   * @param options - `sessionId`, `cause`, `holder`, `turn`, `attempt`.
    */
   constructor(code: SessionErrorCode, message: string, options: SessionErrorOptions = {}) {
     super(message, 'cause' in options ? { cause: options.cause } : undefined);
     this.code = code;
     this.sessionId = options.sessionId;
     this.holder = options.holder;
+    this.turn = options.turn;
+    this.attempt = options.attempt;
   }
 }
 

@@ -26,6 +26,8 @@ export type {
   AcquireOptions,
   CommitInput,
   AbortInput,
+  BeginOptions,
+  AttemptStatus,
   DeleteOptions,
   ListQuery,
   EventsQuery,

@@ -7,12 +7,14 @@ import { ServerError } from '../context/errors.js';
 import type { Plugin } from '../context/plugin.js';
 import type { Server } from '../context/server.js';
 import { describeValue } from '../context/token.js';
+import { checkName } from './input.js';
 import { installEvents } from '../events/events.js';
 import { MemorySessionStore } from './memory-store.js';
 import { SessionRegistry, type InterruptedHandler, type SessionsRuntime } from './runtime.js';
 import { checkSerializers, type SerializerEntry } from './serializers.js';
 import { Sessions } from './sessions.js';
 import type { SessionStore } from './store.js';
+import { applyStoreBounds } from './store-bound.js';
 
 /** Options of {@link SessionsPlugin}. */
 export interface SessionsPluginOptions {
@@ -28,10 +30,27 @@ export interface SessionsPluginOptions {
   readonly unknownLocals?: 'fail' | 'drop';
   /** How many of the last turns' checkpoints are kept besides checkpoint 0 and the pinned ones (default 20). */
   readonly keepCheckpoints?: number;
+  /**
+   * The bound on every store call, in milliseconds (default 10,000). A call that does not
+   * answer in time rejects with `STORE_ERROR` (a lock wait with `STORE_LOCKED`); a commit
+   * whose outcome is then unknown is found out before `turn()` settles, or reported as
+   * `COMMIT_UNKNOWN`. Nothing the plugin does waits on the store without this bound.
+   */
+  readonly storeTimeoutMs?: number;
+  /**
+   * A stable lease-owner id for this process (default `host:pid:random`, new at every
+   * start). A process started with the owner id of a dead one takes over the leases that
+   * owner held at once, instead of waiting `leaseTtlMs` for them to expire (the old
+   * incarnation's late writes are fenced). Two live processes must never share an owner
+   * id: give each instance its own, e.g. the pod or host name (as Kafka's static
+   * membership does). A non-empty string of at most 1024 characters.
+   */
+  readonly owner?: string;
 }
 
 const DEFAULT_LEASE_TTL_MS = 30_000;
 const DEFAULT_KEEP = 20;
+const DEFAULT_STORE_TIMEOUT_MS = 10_000;
 
 /**
  * Installs `Sessions` (`ctx.get(Sessions)`, a view bound to `ctx`) backed by one store,
@@ -59,7 +78,8 @@ export class SessionsPlugin implements Plugin {
   /** The plugin id: `sessions`. */
   readonly id = 'sessions';
   readonly #store: SessionStore | undefined;
-  readonly #options: Omit<SessionsRuntime, 'store' | 'owner' | 'registry'>;
+  readonly #options: Omit<SessionsRuntime, 'store' | 'owner' | 'incarnation' | 'registry'>;
+  readonly #owner: string | undefined;
   #made: SessionStore | undefined;
 
   /** @param options - see {@link SessionsPluginOptions}. */
@@ -67,7 +87,7 @@ export class SessionsPlugin implements Plugin {
     if (options === null || typeof options !== 'object') {
       throw new TypeError(`new SessionsPlugin(options): options must be an object, got ${describeValue(options)}.`);
     }
-    const { store, serializers, leaseTtlMs, interrupted, unknownLocals, keepCheckpoints } = options;
+    const { store, serializers, leaseTtlMs, interrupted, unknownLocals, keepCheckpoints, storeTimeoutMs, owner } = options;
     if (store !== undefined && (store === null || typeof store !== 'object' || typeof store.acquire !== 'function' || typeof store.commit !== 'function')) {
       throw new TypeError(`new SessionsPlugin({ store }): store must implement SessionStore (e.g. new MemorySessionStore()), got ${describeValue(store)}.`);
     }
@@ -86,8 +106,18 @@ export class SessionsPlugin implements Plugin {
     if (typeof keep !== 'number' || !Number.isSafeInteger(keep) || keep < 0) {
       throw new TypeError(`new SessionsPlugin({ keepCheckpoints }): keepCheckpoints must be an integer >= 0, got ${describeValue(keep)}.`);
     }
+    const bound = storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS;
+    if (typeof bound !== 'number' || !Number.isSafeInteger(bound) || bound < 1 || bound > 2 ** 31 - 1) {
+      throw new TypeError(`new SessionsPlugin({ storeTimeoutMs }): storeTimeoutMs must be an integer of milliseconds from 1 to 2^31 - 1, got ${describeValue(bound)}.`);
+    }
+    if (owner !== undefined) {
+      if (typeof owner !== 'string') throw new TypeError(`new SessionsPlugin({ owner }): owner must be a string (e.g. the pod or host name), got ${describeValue(owner)}.`);
+      checkName(owner, 'new SessionsPlugin({ owner }): owner');
+    }
+    this.#owner = owner;
     this.#store = store;
     this.#options = Object.freeze({
+      storeTimeoutMs: bound,
       serializers: checkSerializers(serializers),
       leaseTtlMs: ttl,
       keepCheckpoints: keep,
@@ -110,8 +140,10 @@ export class SessionsPlugin implements Plugin {
       ...this.#options,
       store,
       registry,
-      owner: `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+      owner: this.#owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+      incarnation: randomUUID(),
     });
+    applyStoreBounds(store, { callTimeoutMs: rt.storeTimeoutMs, leaseTtlMs: rt.leaseTtlMs });
     if (!server.insertGlobalView(Sessions, (ctx) => new Sessions(rt, ctx))) {
       throw new ServerError('SessionsPlugin: a global of token Sessions already exists; add SessionsPlugin once and do not insert Sessions by hand.');
     }

@@ -87,8 +87,12 @@ export interface SessionsRuntime {
   readonly keepCheckpoints: number;
   readonly unknownLocals: 'fail' | 'drop';
   readonly interrupted: InterruptedHandler | undefined;
-  /** This server's lease owner id. */
+  /** This server's lease owner id (`SessionsPlugin({ owner })`, or `host:pid:random`). */
   readonly owner: string;
+  /** This plugin instance's incarnation of `owner` (random, one per `SessionsPlugin` build). */
+  readonly incarnation: string;
+  /** `SessionsPlugin({ storeTimeoutMs })`: the bound on every store call. */
+  readonly storeTimeoutMs: number;
    
   readonly registry: SessionRegistry<any>;
 }

@@ -40,6 +40,12 @@ export interface Lease {
   readonly owner: string;
   /** The fencing epoch: 1 at `create`, then one more at every `acquire`. */
   readonly epoch: number;
+  /**
+   * The incarnation of the owner that took the lease (one per `SessionsPlugin` instance).
+   * An `acquire` by the same `owner` with another incarnation takes a live lease over at
+   * once (a restarted process with a stable owner id); absent for a lease taken without one.
+   */
+  readonly incarnation?: string;
 }
 
 /** One persisted local of a checkpoint: what a serializer produced for one token. */
@@ -208,6 +214,8 @@ export interface CreateSessionInput {
   readonly agentId: string;
   /** The owner taking the first lease (epoch 1). */
   readonly owner: string;
+  /** The owner's incarnation (see {@link Lease.incarnation}). */
+  readonly incarnation?: string;
   /** Lease time to live in milliseconds (a positive integer). */
   readonly ttlMs: number;
   /** Application metadata (lossless JSON); `null` when omitted. */
@@ -220,6 +228,12 @@ export interface CreateSessionInput {
 export interface AcquireOptions {
   /** Who takes the lease. */
   readonly owner: string;
+  /**
+   * The owner's incarnation. A live lease recorded for the same `owner` with another
+   * incarnation is taken over at once (epoch + 1); with the same incarnation (or without
+   * one) it is `SESSION_BUSY` as for any live lease.
+   */
+  readonly incarnation?: string;
   /** Lease time to live in milliseconds (a positive integer). */
   readonly ttlMs: number;
 }
@@ -233,6 +247,23 @@ export interface CommitInput extends TurnAttempt {
   /** Retention: how many of the last turns' checkpoints to keep besides 0 and the pinned ones (default 20; the committed turn's is always kept). */
   readonly keepCheckpoints?: number;
 }
+
+/** Options of {@link SessionStore.begin}. */
+export interface BeginOptions {
+  /**
+   * When an attempt begun with this same lease (same owner and epoch) is still open, end it
+   * as aborted (reason `begin outcome unknown`) and open the next attempt in the same
+   * transaction, instead of `SESSION_BUSY`. Used after a `begin` or `abort` whose reply was
+   * lost: that attempt never ran anything that could commit.
+   */
+  readonly replaceOpen?: boolean;
+}
+
+/**
+ * What {@link SessionStore.attemptStatus} reports of one attempt: `committed`, `aborted`,
+ * `open` (started, not ended), or `absent` (no such attempt recorded).
+ */
+export type AttemptStatus = 'committed' | 'aborted' | 'open' | 'absent';
 
 /** Input of {@link SessionStore.abort}. */
 export interface AbortInput extends TurnAttempt {
@@ -314,9 +345,10 @@ export interface SessionStore {
   /**
    * Opens an attempt of turn `committedTurn + 1` (fenced) and writes its *started* record.
    * The attempt number is one more than the highest attempt of that turn ever recorded.
-   * `SESSION_BUSY` while another attempt is open (commit or abort it first).
+   * `SESSION_BUSY` while another attempt is open (commit or abort it first), unless
+   * `options.replaceOpen` and that attempt was begun with this same lease.
    */
-  begin(lease: Lease): Promise<BegunAttempt>;
+  begin(lease: Lease, options?: BeginOptions): Promise<BegunAttempt>;
 
   /**
    * Appends events to the open attempt at once (a `TurnLog.flush()`), fenced. Their status
@@ -359,6 +391,15 @@ export interface SessionStore {
    * `CORRUPT_ROW`, `UNSUPPORTED_FORMAT`. Needs no lease.
    */
   load(sessionId: string, options?: { readonly turn?: number }): Promise<LoadedSession>;
+
+  /**
+   * The status of one attempt of a session, read after any write transaction of that
+   * session in flight has ended (PostgreSQL: under the session's row lock; SQLite: queued
+   * behind it), so a commit whose reply was lost is seen as it really ended. Needs no lease.
+   * `SESSION_NOT_FOUND`. Optional: without it the sessions plugin resolves an unknown
+   * commit by repeating the (idempotent) commit.
+   */
+  attemptStatus?(sessionId: string, attempt: TurnAttempt): Promise<AttemptStatus>;
 
   /** The kept checkpoints of a session, by turn. `SESSION_NOT_FOUND`. */
   checkpoints(sessionId: string): Promise<readonly CheckpointInfo[]>;

@@ -52,6 +52,8 @@ class Extra {
   inflight: Set<InFlight> | undefined = undefined;
   /** See `SystemContext._prelude`. */
   prelude: Cleanup | undefined = undefined;
+  /** See `SystemContext._onInsert`. */
+  onInsert: ((t: Token, value: unknown) => void) | undefined = undefined;
   /** This context registered its scope key as live (`createScope`). */
   scopeRoot = false;
   /** The disposal abort pass reached this context (its signal and in-flight work were aborted). */
@@ -224,6 +226,21 @@ export class SystemContext implements AsyncDisposable {
     this._x().prelude = fn;
   }
 
+  /**
+   * @internal Sees every `insert` on this context before the value is stored (it may
+   * throw to refuse it, or change the value in place). Durable sessions set it while a
+   * resumed agent's `setup` runs, to guard the locals restored before it.
+   */
+  get _onInsert(): ((t: Token, value: unknown) => void) | undefined {
+    return this._extra?.onInsert;
+  }
+
+  /** @internal Sets the insert hook (see the getter). */
+  set _onInsert(fn: ((t: Token, value: unknown) => void) | undefined) {
+    if (fn === undefined && this._extra === undefined) return;
+    this._x().onInsert = fn;
+  }
+
   // ---------------------------------------------------------------- cancellation (§10.2)
 
   /**
@@ -324,6 +341,7 @@ export class SystemContext implements AsyncDisposable {
     if (value === undefined) {
       throw new TypeError(`insert(${nameOf(t)}, undefined): a local can not be undefined; use ctx.remove(${nameOf(t)}) to drop one.`);
     }
+    this._extra?.onInsert?.(t, value);
     return this._setLocal(t, value);
   }
 

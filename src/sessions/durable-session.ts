@@ -9,16 +9,17 @@ import type { Agent } from '../agents/agent.js';
 import { ConversationHistory, type ChatMessage, type HistoryMark, type HistoryObserver } from '../agents/history.js';
 import { openSession, type Session } from '../agents/session.js';
 import type { SystemContext } from '../context/system-context.js';
-import { describeValue, errorText } from '../context/token.js';
+import { describeValue, errorText, nameOf } from '../context/token.js';
 import type { SessionEventInfo, SessionLeaseLostInfo } from '../events/event-map.js';
 import { eventBusOf } from '../events/events.js';
 import type { ownClass } from '../system/own-class.js';
 import type { JsonValue } from '../tools/lossless-json.js';
 import { SessionError, isSessionError } from './errors.js';
 import { LeaseKeeper } from './lease-keeper.js';
-import type { InterruptedTurn, SessionEventRecord, SessionsRuntime } from './runtime.js';
-import { deserializeLocals, insertLocals, serializeLocals, type LocalHomes } from './serializers.js';
-import type { BegunAttempt, Lease, LoadedSession, NewSessionEvent, PersistedLocal, StoredSessionEvent } from './store.js';
+import { bounded, isStoreTimeout, outcomeUnknown, storeTimeoutError } from './bounded-call.js';
+import type { InterruptedTurn, LiveRuntime, SessionEventRecord } from './runtime.js';
+import { deserializeLocals, insertLocals, restoreInPlace, serializeLocals, type LocalHomes, type RestoredLocal } from './serializers.js';
+import type { AttemptStatus, BegunAttempt, CommitInput, Lease, LoadedSession, NewSessionEvent, PersistedLocal, StoredSessionEvent, TurnAttempt } from './store.js';
 import { TurnLog, type TurnSink } from './turn-log.js';
 
 /** A turn's function: runs in the turn context (which holds a `Scratchpad` and the `TurnLog`). */
@@ -55,6 +56,40 @@ export interface OpenSnapshot {
 type State = 'loading' | 'open' | 'closing' | 'disposed';
 type Outcome<R> = { readonly ok: true; readonly value: R } | { readonly ok: false; readonly error: unknown };
 
+/** A commit whose outcome is not known: the live history and locals are kept as the turn left them. */
+interface PendingCommit {
+  readonly kind: 'commit-unknown';
+  /** The attempt whose commit was sent. */
+  readonly attempt: BegunAttempt;
+  /** What was sent (repeated, idempotently, by a store without `attemptStatus`). */
+  readonly input: CommitInput;
+  /** The `TurnLog` events to write with an aborted record, if the attempt is found open. */
+  readonly log: readonly NewSessionEvent[];
+  /** Why the outcome is unknown (the commit's error). */
+  readonly cause: unknown;
+}
+
+/** What this process knows of the store's side of the session between turns. */
+type Ledger =
+  /** The store agrees with `committedTurn`, and no attempt of this lease is open. */
+  | { readonly kind: 'settled' }
+  /**
+   * A `begin` or `abort` whose outcome is unknown may have left an attempt of this lease
+   * open (`attempt` when known): the next turn's `begin` supersedes it (`replaceOpen`), a
+   * rollback aborts it first.
+   */
+  | { readonly kind: 'maybe-open'; readonly attempt: TurnAttempt | undefined }
+  | PendingCommit;
+
+/** How a pending commit was found to have ended. */
+type Found =
+  | { readonly outcome: 'committed' }
+  | { readonly outcome: 'not-committed'; readonly status: AttemptStatus }
+  /** Still not known (the store stays unreachable, or refused the question). */
+  | { readonly outcome: 'unknown'; readonly error: unknown };
+
+const SETTLED: Ledger = Object.freeze({ kind: 'settled' });
+
 interface BufferedEvent extends NewSessionEvent {
   /** True for a `TurnLog` event (written with an aborted record), false for a history change. */
   readonly log: boolean;
@@ -67,6 +102,8 @@ const EMPTY: readonly never[] = Object.freeze([]);
 class TurnState implements TurnSink {
   accepting = true;
   attempt: BegunAttempt | undefined;
+  /** The error of a flush whose outcome is unknown (its events may be stored): the turn can not commit. */
+  flushUnknown: unknown;
   readonly pending: BufferedEvent[] = [];
   #flushing: Promise<void> = Promise.resolve();
   readonly log: TurnLog;
@@ -115,7 +152,9 @@ class TurnState implements TurnSink {
  *   rejects with `SESSION_BUSY`) and resolves only after the turn was committed: a
  *   resolved turn is durable. If `fn` throws (or a serializer does: `SERIALIZE_FAILED`),
  *   an aborted record is written and the history and persisted locals in memory go back
- *   to the last committed turn; re-read locals from the context after a failed turn.
+ *   to the last committed turn: in place for a local whose serializer has `restore`
+ *   (so a reference captured in `setup` stays the persisted one), replaced otherwise
+ *   (re-read such a local from the context after a failed turn).
  * - The history changes only inside `turn()`; outside, `append`/`replace` throw a
  *   `TypeError` (`a durable history changes only inside turn()`).
  * - `checkpoint(label?)` pins the last committed turn's checkpoint; `rollback(turn)`
@@ -146,7 +185,7 @@ export class DurableSession implements AsyncDisposable {
   declare readonly [ownClass]: true;
   /** The session id. */
   readonly id: string;
-  readonly #rt: SessionsRuntime;
+  readonly #rt: LiveRuntime;
   readonly #mode: 'create' | 'resume';
   #agent: Agent | undefined;
   #session: Session | undefined;
@@ -166,14 +205,22 @@ export class DurableSession implements AsyncDisposable {
   #committedLocals: readonly PersistedLocal[] = EMPTY;
   #interrupted: readonly InterruptedTurn[] = EMPTY;
   #loaded: LoadedSession | undefined;
+  /** The session-scope locals `resume` deserialized before `setup`, inserted by `_prepare` once the session exists. */
+  #sessionRestored: readonly RestoredLocal[] = EMPTY;
   #turn: TurnState | undefined;
   #busy: 'turn' | 'rollback' | undefined;
   #busyDone: Promise<void> | undefined;
   #restoring = false;
   #closing: Promise<void> | undefined;
+  /** What is known of the store's side between turns: settled, an attempt maybe left open, or a commit pending. */
+  #ledger: Ledger = SETTLED;
+  /** The resolution of the pending commit in progress (shared by `turn()`, `rollback()` and `resolvePending()`). */
+  #resolving: Promise<Found> | undefined;
+  /** The outcome of the last commit whose outcome was unknown, once found out. */
+  #lastFound: 'committed' | 'not-committed' = 'committed';
 
   /** @internal Made by `Sessions.create` / `Sessions.resume`. */
-  constructor(rt: SessionsRuntime, mode: 'create' | 'resume', open: OpenSnapshot) {
+  constructor(rt: LiveRuntime, mode: 'create' | 'resume', open: OpenSnapshot) {
     this.#rt = rt;
     this.#mode = mode;
     this.id = open.sessionId;
@@ -229,6 +276,15 @@ export class DurableSession implements AsyncDisposable {
    * returned. Rejects with `SESSION_BUSY` while another turn (or a rollback) runs,
    * `SESSION_CLOSED` after `close()`/`dispose()`, `LEASE_LOST` once the lease was lost,
    * `fn`'s own error when it threw, `SERIALIZE_FAILED` when a serializer failed.
+   *
+   * Faults of the store: when the started record can not be written, the turn rejects
+   * with `STORE_ERROR` without running `fn` (the next turn supersedes the attempt). When the
+   * commit's reply is lost, the outcome is found out before `turn()` settles: it resolves
+   * when the turn committed, and rejects with `STORE_ERROR` (history and locals back to the
+   * last committed turn; retry the turn) when it did not. While the store stays unreachable
+   * it rejects with `COMMIT_UNKNOWN` (`turn`, `attempt`): the turn is then pending, and every
+   * later `turn()`/`rollback()` first finds out its outcome, rejecting with `COMMIT_UNKNOWN`
+   * without running anything until it can (see {@link DurableSession.resolvePending}).
    */
   turn<R>(fn: TurnFn<R>): Promise<Awaited<R>> {
     if (typeof fn !== 'function') {
@@ -237,6 +293,25 @@ export class DurableSession implements AsyncDisposable {
     const refused = this.#refuse('turn()') ?? this.#refuseBusy('turn()');
     if (refused !== undefined) return Promise.reject(refused);
     return this.#runExclusive('turn', () => this.#runTurn(fn));
+  }
+
+  /**
+   * Finds out whether the turn whose commit outcome was unknown (`COMMIT_UNKNOWN`) was
+   * committed, retrying for at most the plugin's `storeTimeoutMs`. `'committed'`: the
+   * session advances as after a normal commit (`committedTurn`, and
+   * `session/turn-committed` is emitted). `'not-committed'`: the history and locals go back
+   * to the last committed turn, as after a failed turn (re-read locals from the context).
+   * Rejects with `COMMIT_UNKNOWN` while the store stays unreachable; call it again later.
+   * When nothing is pending it resolves to the outcome of the last unknown commit found
+   * out, or `'committed'` when there never was one.
+   */
+  resolvePending(): Promise<'committed' | 'not-committed'> {
+    const ledger = this.#ledger;
+    if (ledger.kind !== 'commit-unknown') return this.#resolving === undefined ? Promise.resolve(this.#lastFound) : this.#resolving.then(() => this.#lastFound);
+    return this.#resolve(ledger).then((found) => {
+      if (found.outcome === 'unknown') throw this.#commitUnknown(ledger, found.error);
+      return found.outcome;
+    });
   }
 
   /**
@@ -271,7 +346,10 @@ export class DurableSession implements AsyncDisposable {
    * turns stay in the log, shown as `superseded` by `events()`), the history and the
    * persisted locals are restored, and `committedTurn` becomes `turn`. Rejects with
    * `SESSION_BUSY` while a turn runs and `CHECKPOINT_NOT_FOUND` for a turn without a kept
-   * checkpoint. Re-read locals from the context afterwards.
+   * checkpoint. All or nothing: everything is deserialized before the store changes, so a
+   * failing deserializer or `restore` rejects with `DESERIALIZE_FAILED` and leaves the
+   * store and this session as they were. A local whose serializer has `restore` is
+   * restored in place; any other is replaced (re-read it from the context afterwards).
    */
   rollback(turn: number): Promise<void> {
     if (typeof turn !== 'number' || !Number.isSafeInteger(turn) || turn < 0) {
@@ -332,8 +410,11 @@ export class DurableSession implements AsyncDisposable {
 
   /**
    * @internal First unpublished step of `create`/`resume` (before `setup`): installs the
-   * teardown, then for `resume` takes the lease, loads, checks the agent id and ends an
-   * interrupted attempt; for `create` checks the id is free.
+   * teardown, then for `resume` takes the lease, loads, checks the agent id, ends an
+   * interrupted attempt, deserializes every persisted local (all before any is inserted)
+   * and inserts the agent-scope ones into the agent's context, so `setup` sees the
+   * restored instances (the session-scope ones wait for the session, made after `setup`);
+   * for `create` checks the id is free.
    */
   async _beforeSetup(agent: Agent): Promise<void> {
     this.#agent = agent;
@@ -373,6 +454,40 @@ export class DurableSession implements AsyncDisposable {
       ]);
     }
     this.#loaded = loaded;
+    await this.#restoreBeforeSetup(agent, loaded);
+  }
+
+  /**
+   * Resume, before `setup`: deserializes every persisted local, inserts the agent-scope
+   * ones (replacing the `per: 'agent'` instances, which are disposed) and keeps the
+   * session-scope ones for `_prepare`; then guards the restored tokens while `setup` runs.
+   */
+  async #restoreBeforeSetup(agent: Agent, loaded: LoadedSession): Promise<void> {
+    const rt = this.#rt;
+    const restored = deserializeLocals(rt.serializers, loaded.checkpoint.locals, rt.unknownLocals, this.id);
+    const agentScope = restored.filter((r) => r.serializer.scope === 'agent');
+    this.#sessionRestored = restored.filter((r) => r.serializer.scope === 'session');
+    if (agentScope.length === 0) return;
+    const errors = await insertLocals(agentScope, { agent: agent.ctx, session: undefined }, this.id);
+    if (errors.length > 0) throw errors.length === 1 ? errors[0] : new AggregateError(errors, `disposing the per-agent locals replaced by the persisted ones of session "${this.id}" failed`);
+    if (this.#tornDown || agent.ctx.isDisposed) return;
+    const guarded = new Map(agentScope.map((r) => [r.serializer.token, r] as const));
+    agent.ctx._onInsert = (t, value) => {
+      const r = guarded.get(t);
+      if (r === undefined) return;
+      const s = r.serializer;
+      if (s.restore === undefined || value === null || (typeof value !== 'object' && typeof value !== 'function')) {
+        const fix =
+          s.restore === undefined
+            ? `or give its serializer restore(target, data, version), which restores the inserted instance in place and keeps it`
+            : `(its serializer's restore needs an object to restore in place, got ${describeValue(value)})`;
+        throw new TypeError(
+          `Sessions.resume({ sessionId: "${this.id}" }): setup inserted ${nameOf(t)}, but its persisted value ("${s.key}") was already restored before setup; ` +
+            `read it with agentCtx.getMut(${nameOf(t)}) instead of inserting a new one, ${fix}.`,
+        );
+      }
+      restoreInPlace(s, value, r.persisted, this.id);
+    };
   }
 
   /**
@@ -401,11 +516,14 @@ export class DurableSession implements AsyncDisposable {
     } else {
       const loaded = this.#loaded as LoadedSession;
       this.#loaded = undefined;
-      const restored = deserializeLocals(rt.serializers, loaded.checkpoint.locals, rt.unknownLocals, this.id);
+      agent.ctx._onInsert = undefined;
+      const restored = this.#sessionRestored;
+      this.#sessionRestored = EMPTY;
       session = openSession(agent, { history: this.#replayed });
       this.#replayed = undefined;
       this.#session = session;
-      await insertLocals(restored, this.#homes());
+      const errors = await insertLocals(restored, this.#homes(), this.id);
+      if (errors.length > 0) throw errors.length === 1 ? errors[0] : new AggregateError(errors, `disposing the per-session locals replaced by the persisted ones of session "${this.id}" failed`);
       this.#committedLocals = loaded.checkpoint.locals;
     }
     session.history._observer = this.#observer;
@@ -495,8 +613,19 @@ export class DurableSession implements AsyncDisposable {
       const lease = this.#lease;
       if (lease === undefined) return;
       const { store } = this.#rt;
-      if (this.#mode === 'create' && !this.#settled) await store.delete(this.id, { lease }).catch(noop);
-      else await store.release(lease).catch(noop);
+      const remove = this.#mode === 'create' && !this.#settled;
+      const call = remove ? 'delete' : 'release';
+      const ms = ctx.server.options.disposeTimeoutMs;
+      // Bounded by storeTimeoutMs (the store's own bound) and by the server's
+      // disposeTimeoutMs: a store that never answers does not keep the disposal waiting.
+      const work = remove ? store.delete(this.id, { lease }) : store.release(lease);
+      try {
+        await bounded(work, ms, () => this.#disposeTimeout(call, ms));
+      } catch (err) {
+        // A refusal is nothing to report (the lease is gone either way); a call that did
+        // not answer is: the lease may still be held until it expires.
+        if (isStoreTimeout(err)) throw err;
+      }
     });
     // Runs first, while the agent's listeners are still registered: announce the end.
     const agentPrelude = ctx._prelude;
@@ -532,11 +661,30 @@ export class DurableSession implements AsyncDisposable {
   }
 
   #leaseLost(err: SessionError): void {
+    this.#rt.owners.observe(err);
     if (this.#lost !== undefined || this.#tornDown) return;
     this.#lost = err;
     this.#keeper?.stop();
+    // While a commit's outcome is being found out, turn() settles first (a committed turn
+    // resolves): the end of the session is announced right after (#resolve).
+    if (this.#resolving !== undefined) return;
+    this.#endLost(err);
+  }
+
+  /** Emits `session/lease-lost` and disposes the session. */
+  #endLost(err: SessionError): void {
     void this.#emit('session/lease-lost', err).catch(noop);
     void this.dispose().catch(noop);
+  }
+
+  /** The rejection of a disposal whose `store.release()` (or `delete`) did not answer within `disposeTimeoutMs`. */
+  #disposeTimeout(call: string, ms: number): SessionError {
+    return new SessionError(
+      'STORE_ERROR',
+      `disposing session "${this.id}": store.${call}() did not answer within ${ms} ms (new Server({ disposeTimeoutMs })); the disposal went on without it, ` +
+        `so the lease may stay held until it expires (leaseTtlMs). Check the store, or raise disposeTimeoutMs.`,
+      { sessionId: this.id },
+    );
   }
 
   /** Reports a store failure: a `LEASE_LOST` starts the lease-lost path. Returns the error to reject with. */
@@ -570,7 +718,7 @@ export class DurableSession implements AsyncDisposable {
 
   #runExclusive<T>(kind: 'turn' | 'rollback', run: () => Promise<T>): Promise<T> {
     this.#busy = kind;
-    const p = run();
+    const p = this.#ledger.kind === 'settled' ? run() : this.#settleLedger(kind).then(run);
     const done = p.then(noop, noop);
     this.#busyDone = done;
     return p.finally(() => {
@@ -579,17 +727,46 @@ export class DurableSession implements AsyncDisposable {
     });
   }
 
+  /**
+   * Before a turn or a rollback when the ledger is not settled: a pending commit is found
+   * out first (`COMMIT_UNKNOWN` while it can not be); a rollback also aborts an attempt of
+   * this lease a lost reply may have left open (a turn's `begin` supersedes it instead).
+   */
+  async #settleLedger(kind: 'turn' | 'rollback'): Promise<void> {
+    const ledger = this.#ledger;
+    if (ledger.kind === 'commit-unknown') {
+      const found = await this.#resolve(ledger);
+      if (found.outcome === 'unknown') throw this.#commitUnknown(ledger, found.error);
+    }
+    if (kind === 'rollback' && this.#ledger.kind === 'maybe-open') {
+      try {
+        await this.#abortStale();
+      } catch (err) {
+        throw this.#storeFailure(err);
+      }
+    }
+  }
+
+  /** Aborts the attempt left open by this lease, if any (found with `load`: its number may be unknown). */
+  async #abortStale(): Promise<void> {
+    const { store } = this.#rt;
+    const lease = this.#lease as Lease;
+    const open = (await store.load(this.id)).open;
+    if (open !== undefined && open.epoch === lease.epoch) {
+      await store.abort(lease, { turn: open.turn, attempt: open.attempt, reason: 'begin outcome unknown' });
+    }
+    this.#ledger = SETTLED;
+  }
+
   async #runTurn<R>(fn: TurnFn<R>): Promise<Awaited<R>> {
     const rt = this.#rt;
     const store = rt.store;
     const lease = this.#lease as Lease;
+    // Settling the ledger may have awaited the store: the session may be over by now.
+    const refused = this.#refuse('turn()');
+    if (refused !== undefined && this.#state !== 'closing') throw refused;
     const t = new TurnState(this, (ts) => this.#flush(ts));
-    let attempt: BegunAttempt;
-    try {
-      attempt = await store.begin(lease);
-    } catch (err) {
-      throw this.#storeFailure(err);
-    }
+    const attempt = await this.#begin(lease);
     t.attempt = attempt;
     if (this.#tornDown) throw this.#notCommitted(attempt.turn, undefined);
     this.#turn = t;
@@ -608,6 +785,18 @@ export class DurableSession implements AsyncDisposable {
     if (this.#turn === t) this.#turn = undefined;
     if (this.#tornDown) throw this.#notCommitted(attempt.turn, outcome.ok ? undefined : outcome.error);
 
+    if (outcome.ok && t.flushUnknown !== undefined) {
+      // The events of that flush may or may not be stored: committing could write them twice.
+      outcome = {
+        ok: false,
+        error: new SessionError(
+          'STORE_ERROR',
+          `turn ${attempt.turn} of session "${this.id}" was not committed: a TurnLog.flush() of it had an unknown outcome (${errorText(t.flushUnknown)}), ` +
+            'so committing could store its events twice; the history and locals went back to the last committed turn. Retry the turn.',
+          { sessionId: this.id, cause: t.flushUnknown },
+        ),
+      };
+    }
     if (outcome.ok) {
       const value = outcome.value;
       let locals: PersistedLocal[] | undefined;
@@ -617,38 +806,195 @@ export class DurableSession implements AsyncDisposable {
         outcome = { ok: false, error };
       }
       if (locals !== undefined) {
+        const input: CommitInput = {
+          turn: attempt.turn,
+          attempt: attempt.attempt,
+          events: t.pending.map(stripEvent),
+          locals,
+          keepCheckpoints: rt.keepCheckpoints,
+        };
         try {
-          await store.commit(lease, {
-            turn: attempt.turn,
-            attempt: attempt.attempt,
-            events: t.pending.map(stripEvent),
-            locals,
-            keepCheckpoints: rt.keepCheckpoints,
-          });
+          await store.commit(lease, input);
         } catch (err) {
+          // A lock wait is a refusal too, but finding out costs little and is never wrong.
+          if (outcomeUnknown(err) || isSessionError(err, 'STORE_LOCKED')) {
+            // The commit may have been applied: find out before turn() settles.
+            const pending: PendingCommit = { kind: 'commit-unknown', attempt, input, log: logEvents(t), cause: err };
+            this.#ledger = pending;
+            const found = await this.#resolve(pending);
+            if (found.outcome === 'committed') return value;
+            throw found.outcome === 'not-committed' ? this.#notApplied(pending, found.status) : this.#commitUnknown(pending, found.error);
+          }
           const failure = this.#storeFailure(err);
           if (!this.#tornDown) {
-            await store.abort(lease, { turn: attempt.turn, attempt: attempt.attempt, events: logEvents(t), reason: `commit failed: ${errorText(err)}` }).catch(noop);
+            await this.#abortAttempt(lease, attempt, logEvents(t), `commit failed: ${errorText(err)}`);
             await this.#restore(this.#committedLocals);
           }
           throw failure;
         }
-        this.#committedTurn = attempt.turn;
-        this.#committedMark = this.session.history._mark();
-        this.#committedLocals = locals;
+        this.#advance(attempt.turn, locals);
         // A listener's failure does not undo a committed turn.
         await this.#emit('session/turn-committed').catch(noop);
         return value;
       }
     }
     const error = (outcome as { error: unknown }).error;
-    try {
-      await store.abort(lease, { turn: attempt.turn, attempt: attempt.attempt, events: logEvents(t), reason: errorText(error) });
-    } catch (err) {
-      this.#storeFailure(err);
-    }
+    await this.#abortAttempt(lease, attempt, logEvents(t), errorText(error));
     if (!this.#tornDown) await this.#restore(this.#committedLocals);
     throw error;
+  }
+
+  /**
+   * Writes the started record. After a `begin` or `abort` whose outcome was unknown it
+   * supersedes the attempt that may have been left open (`replaceOpen`; on a store that
+   * does not know the option, by aborting that attempt first). A `begin` whose own outcome
+   * is unknown rejects with `STORE_ERROR`: `fn` did not run, so nothing of it can commit.
+   */
+  async #begin(lease: Lease): Promise<BegunAttempt> {
+    const store = this.#rt.store;
+    const ledger = this.#ledger;
+    const supersede = ledger.kind === 'maybe-open';
+    try {
+      let attempt: BegunAttempt;
+      try {
+        attempt = await (supersede ? store.begin(lease, { replaceOpen: true }) : store.begin(lease));
+      } catch (err) {
+        if (!supersede || !isSessionError(err, 'SESSION_BUSY')) throw err;
+        await this.#abortStale();
+        attempt = await store.begin(lease);
+      }
+      if (this.#ledger === ledger) this.#ledger = SETTLED;
+      return attempt;
+    } catch (err) {
+      const locked = isSessionError(err, 'STORE_LOCKED');
+      if (!locked && !outcomeUnknown(err)) throw this.#storeFailure(err);
+      // Superseding an attempt that is not there costs nothing: after a lock wait too.
+      if (this.#ledger.kind === 'settled') this.#ledger = { kind: 'maybe-open', attempt: undefined };
+      if (locked) throw err;
+      throw new SessionError(
+        'STORE_ERROR',
+        `turn ${this.#committedTurn + 1} of session "${this.id}" did not start: store.begin() failed (${errorText(err)}); fn did not run, so nothing of the turn was committed. ` +
+          'Retry the turn (it supersedes the attempt that may have been left open)' +
+          (isStoreTimeout(err) ? '.' : ', and check the store if it keeps failing.'),
+        { sessionId: this.id, cause: err },
+      );
+    }
+  }
+
+  /** Writes the aborted record; when it may not have been written, the next `begin` supersedes the attempt. Never rejects. */
+  async #abortAttempt(lease: Lease, attempt: TurnAttempt, events: readonly NewSessionEvent[], reason: string): Promise<void> {
+    try {
+      await this.#rt.store.abort(lease, { turn: attempt.turn, attempt: attempt.attempt, events, reason });
+    } catch (err) {
+      if (isSessionError(err, 'LEASE_LOST')) this.#storeFailure(err);
+      else this.#ledger = { kind: 'maybe-open', attempt: { turn: attempt.turn, attempt: attempt.attempt } };
+    }
+  }
+
+  /** The live session takes `turn` as committed (history mark, locals, `committedTurn`). */
+  #advance(turn: number, locals: readonly PersistedLocal[]): void {
+    this.#committedTurn = turn;
+    this.#committedMark = this.session.history._mark();
+    this.#committedLocals = locals;
+  }
+
+  /**
+   * Finds out how `pending` ended and makes the live session agree: committed → it
+   * advances; not committed → an attempt still open is aborted and the history and locals
+   * go back to the last committed turn. Still unknown → the ledger stays pending. One
+   * resolution at a time (shared).
+   */
+  #resolve(pending: PendingCommit): Promise<Found> {
+    if (this.#resolving !== undefined) return this.#resolving;
+    const run = async (): Promise<Found> => {
+      const found = await this.#findOut(pending);
+      if (this.#ledger !== pending || found.outcome === 'unknown') return found;
+      this.#ledger = SETTLED;
+      this.#lastFound = found.outcome;
+      if (found.outcome === 'committed') {
+        this.#advance(pending.attempt.turn, pending.input.locals);
+        if (!this.#tornDown) await this.#emit('session/turn-committed').catch(noop);
+        return found;
+      }
+      if (found.status === 'open') {
+        await this.#abortAttempt(this.#lease as Lease, pending.attempt, pending.log, `commit outcome unknown, then found not applied: ${errorText(pending.cause)}`);
+      }
+      if (!this.#tornDown) await this.#restore(this.#committedLocals);
+      return found;
+    };
+    const p = run().finally(() => {
+      this.#resolving = undefined;
+      const lost = this.#lost;
+      // A lease lost meanwhile ends the session once the turn has settled.
+      if (lost !== undefined && !this.#tornDown) setImmediate(() => void (this.#tornDown || this.#endLost(lost)));
+    });
+    this.#resolving = p;
+    return p;
+  }
+
+  /** Asks the store how `pending` ended: bounded retries for at most `storeTimeoutMs`. */
+  async #findOut(pending: PendingCommit): Promise<Found> {
+    const store = this.#rt.store;
+    const ms = store.timeoutMs;
+    const call = store.readsAttempts ? 'attemptStatus' : 'commit';
+    const deadline = performance.now() + ms;
+    let delay = 10;
+    for (;;) {
+      let error: unknown;
+      try {
+        const left = Math.max(1, Math.ceil(deadline - performance.now()));
+        const status = await bounded(() => this.#readStatus(pending), left, () => storeTimeoutError(call, this.id, ms));
+        return status === 'committed' ? { outcome: 'committed' } : { outcome: 'not-committed', status };
+      } catch (err) {
+        error = err;
+      }
+      // A refusal does not change by asking again (a lost lease, a store without the answer); a lock wait may.
+      const retry = outcomeUnknown(error) || isSessionError(error, 'STORE_LOCKED');
+      if (!retry || performance.now() + delay >= deadline) return { outcome: 'unknown', error };
+      await new Promise<void>((resolve) => setTimeout(resolve, delay).unref());
+      delay = Math.min(delay * 2, 250);
+    }
+  }
+
+  /** One try: `attemptStatus` when the store has it, else the idempotent commit repeated. */
+  async #readStatus(pending: PendingCommit): Promise<AttemptStatus> {
+    const store = this.#rt.store;
+    const at: TurnAttempt = { turn: pending.attempt.turn, attempt: pending.attempt.attempt };
+    try {
+      if (store.readsAttempts) return await store.attemptStatus(this.id, at);
+      await store.commit(this.#lease as Lease, pending.input);
+      return 'committed';
+    } catch (err) {
+      if (isSessionError(err, 'SESSION_NOT_FOUND')) return 'absent';
+      // A repeated commit refused as "not open": not open, and not committed by this lease.
+      if (!store.readsAttempts && err instanceof TypeError) return 'aborted';
+      if (isSessionError(err, 'LEASE_LOST')) this.#storeFailure(err);
+      throw err;
+    }
+  }
+
+  /** The `STORE_ERROR` of a commit found not applied after its outcome was unknown. */
+  #notApplied(pending: PendingCommit, status: AttemptStatus): SessionError {
+    const { turn, attempt } = pending.attempt;
+    const seen = status === 'open' ? 'still open (it was aborted now)' : status;
+    return new SessionError(
+      isSessionError(pending.cause, 'STORE_LOCKED') ? 'STORE_LOCKED' : 'STORE_ERROR',
+      `turn ${turn} of session "${this.id}" was not committed: store.commit() failed (${errorText(pending.cause)}) and the store reports attempt ${attempt} ${seen}; ` +
+        `the history and locals went back to turn ${this.#committedTurn}. Retry the turn (it commits as turn ${turn}).`,
+      { sessionId: this.id, cause: pending.cause },
+    );
+  }
+
+  /** The `COMMIT_UNKNOWN` of a pending commit whose outcome could not be found out. */
+  #commitUnknown(pending: PendingCommit, error: unknown): SessionError {
+    const { turn, attempt } = pending.attempt;
+    return new SessionError(
+      'COMMIT_UNKNOWN',
+      `turn ${turn} (attempt ${attempt}) of session "${this.id}": store.commit() failed (${errorText(pending.cause)}) and whether it was applied could not be found out ` +
+        `(${errorText(error)}). The turn is pending: committedTurn stays ${this.#committedTurn}, and turn() and rollback() reject with COMMIT_UNKNOWN until ` +
+        'durableSession.resolvePending() (or the next turn()) finds the outcome. Check the store, or raise storeTimeoutMs.',
+      { sessionId: this.id, cause: error, turn, attempt },
+    );
   }
 
   async #flush(t: TurnState): Promise<void> {
@@ -657,6 +1003,16 @@ export class DurableSession implements AsyncDisposable {
     try {
       await this.#rt.store.append(this.#lease as Lease, t.attempt as BegunAttempt, batch.map(stripEvent));
     } catch (err) {
+      if (outcomeUnknown(err)) {
+        // The batch may be stored: it is not written again, and the turn can not commit.
+        t.flushUnknown ??= err;
+        throw new SessionError(
+          'STORE_ERROR',
+          `TurnLog.flush() in turn ${(t.attempt as BegunAttempt).turn} of session "${this.id}": store.append() failed (${errorText(err)}) and may or may not have written the events; ` +
+            'this turn can no longer commit (it would risk storing them twice): let it fail and retry it.',
+          { sessionId: this.id, cause: err },
+        );
+      }
       // Put the batch back in front (no spread into a call: a turn may hold any number of events).
       const rest = t.pending.splice(0);
       for (const e of batch) t.pending.push(e);
@@ -678,26 +1034,59 @@ export class DurableSession implements AsyncDisposable {
 
   /**
    * Puts the history back to the last committed turn (O(messages the failed turn added)
-   * when it only appended) and the persisted locals to `locals`.
+   * when it only appended) and the persisted locals to `locals`: in place through
+   * `restore` where the serializer has one, replaced otherwise. When a deserializer or a
+   * `restore` throws, memory can not be brought back to the store's state: the session is
+   * disposed (so nothing uncommitted can ever be committed) and this rejects with
+   * `DESERIALIZE_FAILED`.
    */
   async #restore(locals: readonly PersistedLocal[]): Promise<void> {
     this.session.history._restore(this.#committedMark as HistoryMark);
-    const restored = deserializeLocals(this.#rt.serializers, locals, 'drop', this.id);
-    await insertLocals(restored, this.#homes());
+    const homes = this.#homes();
+    try {
+      const restored = deserializeLocals(this.#rt.serializers, locals, 'drop', this.id, homes);
+      // Disposing a replaced instance that throws does not make memory disagree with the store.
+      await insertLocals(restored, homes, this.id);
+    } catch (err) {
+      void this.dispose().catch(noop);
+      throw new SessionError(
+        'DESERIALIZE_FAILED',
+        `session "${this.id}": putting the persisted locals back to turn ${this.#committedTurn} failed (${errorText(err)}); ` +
+          `the session was disposed so that nothing uncommitted is committed; fix the serializer, then resume it (sessions.resume) to continue from turn ${this.#committedTurn}.`,
+        { sessionId: this.id, cause: err },
+      );
+    }
   }
 
+  /**
+   * All or nothing: reads the target checkpoint and deserializes everything it needs, then
+   * restores in place the locals whose serializer has `restore` (undone if one throws or
+   * the store refuses), and only then rolls the store back and puts the history and the
+   * replaced locals in. A failing deserializer or `restore` leaves the store and the live
+   * session as they were (`DESERIALIZE_FAILED`).
+   */
   async #rollback(turn: number): Promise<void> {
-    const { store } = this.#rt;
+    const rt = this.#rt;
+    const { store } = rt;
     const lease = this.#lease as Lease;
-    let loaded: LoadedSession;
+    let target: LoadedSession;
     try {
-      await store.rollback(lease, turn);
-      loaded = await store.load(this.id);
+      target = await store.load(this.id, { turn });
     } catch (err) {
       throw this.#storeFailure(err);
     }
-    const messages = replayHistory(loaded.history, this.id).messages;
-    const restored = deserializeLocals(this.#rt.serializers, loaded.checkpoint.locals, this.#rt.unknownLocals, this.id);
+    const refused = this.#refuse('rollback()');
+    if (refused !== undefined) throw refused;
+    const messages = replayHistory(target.history, this.id).messages;
+    const homes = this.#homes();
+    const restored = deserializeLocals(rt.serializers, target.checkpoint.locals, rt.unknownLocals, this.id, homes);
+    const undo = this.#restoreUndoably(restored, turn);
+    try {
+      await store.rollback(lease, turn);
+    } catch (err) {
+      this.#undoRestores(undo);
+      throw this.#storeFailure(err);
+    }
     this.#restoring = true;
     try {
       const history = this.session.history;
@@ -705,11 +1094,75 @@ export class DurableSession implements AsyncDisposable {
     } finally {
       this.#restoring = false;
     }
-    await insertLocals(restored, this.#homes());
-    this.#committedTurn = loaded.info.committedTurn;
+    // Disposing a replaced instance that throws does not undo a rollback the store made.
+    await insertLocals(
+      restored.filter((r) => r.target === undefined),
+      homes,
+      this.id,
+    );
+    this.#committedTurn = turn;
     this.#committedMark = this.session.history._mark();
-    this.#committedLocals = loaded.checkpoint.locals;
+    this.#committedLocals = target.checkpoint.locals;
     await this.#emit('session/rolled-back').catch(noop);
+  }
+
+  /**
+   * Restores in place every local of `restored` that has a live target, each after a
+   * snapshot of its current state (`serialize`), and returns the snapshots. When a
+   * snapshot or a `restore` fails, the ones already restored are put back and this throws
+   * (`SERIALIZE_FAILED` / `DESERIALIZE_FAILED`): nothing changed.
+   */
+  #restoreUndoably(restored: readonly RestoredLocal[], turn: number): { r: RestoredLocal; before: PersistedLocal }[] {
+    const undo: { r: RestoredLocal; before: PersistedLocal }[] = [];
+    const inPlace = restored.filter((r) => r.target !== undefined);
+    if (inPlace.length === 0) return undo;
+    let before: PersistedLocal[];
+    try {
+      before = serializeLocals({ list: inPlace.map((r) => r.serializer), byKey: new Map(inPlace.map((r) => [r.serializer.key, r.serializer])) }, this.#homes(), this.id);
+    } catch (err) {
+      throw new SessionError(
+        'SERIALIZE_FAILED',
+        `durableSession.rollback(${turn}) on session "${this.id}": taking a snapshot of the live locals before restoring them in place failed (${errorText(err)}). ` +
+          `Nothing was rolled back: the store and the session are at turn ${this.#committedTurn}; make serialize(value) return lossless JSON, then retry.`,
+        { sessionId: this.id, cause: err },
+      );
+    }
+    const byKey = new Map(before.map((p) => [p.key, p]));
+    for (const r of inPlace) {
+      const b = byKey.get(r.serializer.key) as PersistedLocal;
+      try {
+        undo.push({ r, before: b });
+        restoreInPlace(r.serializer, r.target as object, r.persisted, this.id);
+      } catch (err) {
+        const undone = this.#undoRestores(undo);
+        throw new SessionError(
+          'DESERIALIZE_FAILED',
+          `durableSession.rollback(${turn}) on session "${this.id}": ${errorText(err)} Nothing was rolled back: the store is at turn ${this.#committedTurn}` +
+            (undone
+              ? `, and so is the session. Fix the serializer's restore, then retry.`
+              : `; putting the live locals back failed too, so the session was disposed: fix the serializer's restore, then resume it (sessions.resume).`),
+          { sessionId: this.id, cause: err },
+        );
+      }
+    }
+    return undo;
+  }
+
+  /**
+   * Puts locals restored in place back to their snapshots; false when that failed too
+   * (memory can not be trusted then: the session is disposed, so none of it is committed).
+   */
+  #undoRestores(undo: readonly { r: RestoredLocal; before: PersistedLocal }[]): boolean {
+    for (let i = undo.length - 1; i >= 0; i--) {
+      const { r, before } = undo[i] as { r: RestoredLocal; before: PersistedLocal };
+      try {
+        restoreInPlace(r.serializer, r.target as object, before, this.id);
+      } catch {
+        void this.dispose().catch(noop);
+        return false;
+      }
+    }
+    return true;
   }
 }
 

@@ -6,6 +6,8 @@
 import type { ChatMessage } from '../agents/history.js';
 import type { Session } from '../agents/session.js';
 import type { JsonValue } from '../tools/lossless-json.js';
+import { BoundedStore } from './bounded-call.js';
+import { SessionError, isSessionError } from './errors.js';
 import type { SerializerSet } from './serializers.js';
 import type { SessionEventStatus, SessionStore } from './store.js';
 
@@ -93,6 +95,67 @@ export interface SessionsRuntime {
   readonly incarnation: string;
   /** `SessionsPlugin({ storeTimeoutMs })`: the bound on every store call. */
   readonly storeTimeoutMs: number;
-   
   readonly registry: SessionRegistry<any>;
+}
+
+/**
+ * @internal Whether this plugin's owner id was taken over by another incarnation (another
+ * live process, or another server of this one, started with the same `owner`). Reported
+ * once with a process warning; from then on this plugin opens no session under that id.
+ */
+export class OwnerState {
+  readonly #owner: string;
+  #reused: SessionError | undefined;
+
+  constructor(owner: string) {
+    this.#owner = owner;
+  }
+
+  /** Looks at a `LEASE_LOST`: one caused by another incarnation of our owner id is reported (once) and remembered. */
+  observe(err: unknown): void {
+    if (this.#reused !== undefined || !isSessionError(err, 'LEASE_LOST')) return;
+    const cause = err.cause as { readonly reason?: unknown } | null | undefined;
+    if (cause === null || typeof cause !== 'object' || cause.reason !== 'owner-reused') return;
+    this.#reused = err;
+    process.emitWarning(
+      `SessionsPlugin owner "${this.#owner}": another incarnation of this owner id took over the lease of session "${err.sessionId ?? '?'}", ` +
+        'so two live processes (or two servers) share the owner id. This server opens no more sessions under it: give each process its own SessionsPlugin({ owner }).',
+      { type: 'PolestarWarning', code: 'POLESTAR_OWNER_REUSED' },
+    );
+  }
+
+  /** The `LEASE_LOST` refusing an `open`/`resume`/`create` once the owner id was taken over; `undefined` before. */
+  refusal(call: string, sessionId: string): SessionError | undefined {
+    const reused = this.#reused;
+    if (reused === undefined) return undefined;
+    return new SessionError(
+      'LEASE_LOST',
+      `${call}({ sessionId: "${sessionId}" }): refused: another incarnation of owner "${this.#owner}" took over this server's leases ` +
+        '(two live processes share the owner id); give each process its own SessionsPlugin({ owner }) and restart this one.',
+      { sessionId, cause: reused },
+    );
+  }
+}
+
+/** @internal The runtime as the views and durable sessions use it: the store bounded, the owner watched. */
+export interface LiveRuntime extends SessionsRuntime {
+  readonly store: BoundedStore;
+  readonly owners: OwnerState;
+}
+
+const live = new WeakMap<SessionsRuntime, LiveRuntime>();
+
+/** @internal The one {@link LiveRuntime} of a plugin's runtime. */
+export function liveRuntime(rt: SessionsRuntime): LiveRuntime {
+  if (rt.store instanceof BoundedStore && 'owners' in rt) return rt as LiveRuntime;
+  let l = live.get(rt);
+  if (l === undefined) {
+    l = Object.freeze({
+      ...rt,
+      store: new BoundedStore(rt.store, { timeoutMs: rt.storeTimeoutMs, incarnation: rt.incarnation }),
+      owners: new OwnerState(rt.owner),
+    });
+    live.set(rt, l);
+  }
+  return l;
 }

@@ -18,7 +18,7 @@ import { ContextView } from '../scope/context-view.js';
 import { snapshotJson, type JsonValue } from '../tools/lossless-json.js';
 import { DurableSession, eventRecord, type OpenSnapshot, type TurnFn } from './durable-session.js';
 import { SessionError } from './errors.js';
-import type { SessionEventRecord, SessionsRuntime } from './runtime.js';
+import { liveRuntime, type LiveRuntime, type SessionEventRecord, type SessionsRuntime } from './runtime.js';
 
 /** What {@link Sessions.create} takes. */
 export interface CreateSessionOptions {
@@ -42,7 +42,13 @@ export interface ResumeSessionOptions {
   readonly agentId: string;
   /** The stored session's id. */
   readonly sessionId: string;
-  /** Composes the agent again (registrations are not persisted: `setup` runs at every resume). */
+  /**
+   * Composes the agent again (registrations are not persisted: `setup` runs at every
+   * resume). The persisted agent-scope locals are restored before it runs, so
+   * `agentCtx.getMut(token)` in `setup` is the persisted instance; inserting a restored
+   * token is refused with a `TypeError` unless its serializer has `restore` (then the
+   * inserted instance is restored in place and kept).
+   */
   readonly setup?: AgentSetup;
   /** Makes the session's agent a subagent of `parent`. */
   readonly parent?: Agent;
@@ -128,9 +134,10 @@ export class Sessions extends ContextView<SessionsRuntime> {
   /**
    * Resumes a stored session in this process: takes its lease, loads it,
    * marks an interrupted turn aborted (reported in `interruptedTurns`, and given to the
-   * plugin's `interrupted` handler), runs `setup`, restores the persisted locals (all
-   * deserialized before any is inserted) and the history, publishes the agent and emits
-   * `session/resumed`. Rejects with `SESSION_NOT_FOUND`, `SESSION_BUSY` (naming the
+   * plugin's `interrupted` handler), restores the persisted locals (all deserialized
+   * before any is inserted; the agent-scope ones before `setup`, so `setup` sees them),
+   * runs `setup`, restores the history and the session-scope locals, publishes the agent
+   * and emits `session/resumed`. Rejects with `SESSION_NOT_FOUND`, `SESSION_BUSY` (naming the
    * holder and the time left), `AGENT_MISMATCH`, `CORRUPT_ROW`, `UNSUPPORTED_FORMAT`,
    * `DESERIALIZE_FAILED`, `UNKNOWN_LOCAL`, or the `AgentError` of a failing `setup`; any
    * failure releases the lease and both ids and publishes nothing.
@@ -162,15 +169,15 @@ export class Sessions extends ContextView<SessionsRuntime> {
       await durable.close();
     } else {
       await durable.dispose();
-      await this.registry.store.delete(id);
+      await this._runtime.store.delete(id);
     }
     if (!outcome.ok) throw outcome.error;
     return Object.freeze({ result: outcome.value, sessionId: id });
   }
 
-  /** @internal The plugin's shared state. */
-  get _runtime(): SessionsRuntime {
-    return this.registry;
+  /** @internal The plugin's shared state, with the store bounded by `storeTimeoutMs`. */
+  get _runtime(): LiveRuntime {
+    return liveRuntime(this.registry);
   }
 
   /** The published, live durable session of `sessionId` in this process (any view of the server), or `undefined`. */
@@ -181,7 +188,7 @@ export class Sessions extends ContextView<SessionsRuntime> {
   /** A page of stored sessions, ordered by id, optionally of one agent (the store's view: every process's sessions). */
   async list(query?: { readonly agentId?: string; readonly limit?: number; readonly cursor?: string }): Promise<SessionListPage> {
     this.context._live('Sessions.list()');
-    const page = await this.registry.store.list(query);
+    const page = await this._runtime.store.list(query);
     const items = page.items.map((s) =>
       Object.freeze({ sessionId: s.sessionId, agentId: s.agentId, committedTurn: s.committedTurn, updatedAt: s.updatedAt, meta: s.meta }),
     );
@@ -202,7 +209,7 @@ export class Sessions extends ContextView<SessionsRuntime> {
     const force = options?.force === true;
     const live = this.registry.registry.holder(sessionId) as DurableSession | undefined;
     if (live !== undefined) await live.dispose().catch(() => undefined);
-    return this.registry.store.delete(sessionId, { force });
+    return this._runtime.store.delete(sessionId, { force });
   }
 
   /**
@@ -213,7 +220,7 @@ export class Sessions extends ContextView<SessionsRuntime> {
    */
   async *events(sessionId: string, query?: { readonly afterSeq?: number; readonly limit?: number }): AsyncIterable<SessionEventRecord> {
     this.context._live(`Sessions.events("${String(sessionId)}")`);
-    for await (const e of this.registry.store.events(sessionId, query)) yield eventRecord(e);
+    for await (const e of this._runtime.store.events(sessionId, query)) yield eventRecord(e);
   }
 }
 
@@ -226,6 +233,8 @@ async function openDurable(view: Sessions, mode: 'create' | 'resume', options: u
   const ctx = view.context;
   ctx._live(`${call}({ sessionId: "${o.sessionId}" })`);
   const rt = view._runtime;
+  const reused = rt.owners.refusal(call, o.sessionId);
+  if (reused !== undefined) throw reused;
   const held = rt.registry.holder(o.sessionId) as DurableSession | undefined;
   if (held !== undefined && !held.isDisposed) {
     throw new SessionError(

@@ -65,9 +65,10 @@ describe('checkpoint and rollback', () => {
     expect((await s.checkpoints()).map((c) => c.turn)).toEqual([0, 4, 5]);
     await expect(s.rollback(2)).rejects.toMatchObject({ code: 'CHECKPOINT_NOT_FOUND', sessionId: 's' });
     await expect(s.rollback(9)).rejects.toMatchObject({ code: 'CHECKPOINT_NOT_FOUND' });
-    let release!: () => void;
+    let release: (() => void) | undefined;
     const turn = s.turn(() => new Promise<void>((r) => (release = r)));
     await expect(s.rollback(4)).rejects.toMatchObject({ code: 'SESSION_BUSY' });
+    while (release === undefined) await new Promise((r) => setImmediate(r));
     release();
     await turn;
     await s.rollback(0);

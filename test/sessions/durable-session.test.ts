@@ -126,9 +126,10 @@ describe('create, turn, resume', () => {
   test('one turn at a time: a concurrent turn is SESSION_BUSY; the next one after it works', async () => {
     const { server, ctx } = await serverOn(new MemorySessionStore());
     const s = await ctx.get(Sessions).create({ agentId: 'a', sessionId: 's' });
-    let release!: () => void;
+    let release: (() => void) | undefined;
     const first = s.turn(() => new Promise<void>((r) => (release = r)));
     await expect(s.turn(() => 1)).rejects.toMatchObject({ code: 'SESSION_BUSY', sessionId: 's' });
+    while (release === undefined) await new Promise((r) => setImmediate(r));
     release();
     await first;
     await expect(s.turn(() => 2)).resolves.toBe(2);
@@ -263,7 +264,7 @@ describe('create, turn, resume', () => {
     await server.dispose();
   });
 
-  test('a restored local replaces the per instance, which is disposed', async () => {
+  test('a restored local replaces the per instance before setup runs, so setup sees the restored one', async () => {
     const store = new MemorySessionStore();
     const a = await serverOn(store);
     const s = await a.ctx.get(Sessions).create({ agentId: 'a', sessionId: 's' });
@@ -278,8 +279,8 @@ describe('create, turn, resume', () => {
       },
     });
     expect(made).toBeInstanceOf(Memory);
-    expect(made?.disposed).toBe(true);
-    expect(again.agent.ctx.get(Memory)).not.toBe(made);
+    expect(made?.disposed).toBe(false);
+    expect(again.agent.ctx.get(Memory)).toBe(made);
     expect(again.agent.ctx.get(Memory).count).toBe(3);
     await a.server.dispose();
   });

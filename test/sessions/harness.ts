@@ -79,5 +79,8 @@ export function delegateStore(inner: SessionStore, overrides: Partial<SessionSto
   const methods = ['create', 'acquire', 'renew', 'release', 'begin', 'append', 'commit', 'abort', 'rollback', 'pin', 'load', 'checkpoints', 'list', 'delete', 'events', 'close'] as const;
   const out: Record<string, unknown> = {};
   for (const m of methods) out[m] = overrides[m] ?? (inner[m] as (...a: unknown[]) => unknown).bind(inner);
+  // Optional in the contract: forwarded only when there is one.
+  const status = overrides.attemptStatus ?? inner.attemptStatus?.bind(inner);
+  if (status !== undefined) out.attemptStatus = status;
   return out as unknown as SessionStore;
 }

@@ -13,6 +13,7 @@ import { SessionError } from './errors.js';
 import type {
   AbortInput,
   AcquireOptions,
+  BeginOptions,
   CommitInput,
   CreateSessionInput,
   DeleteOptions,
@@ -80,6 +81,30 @@ export function checkInt(value: unknown, what: string, min: number, max = Number
   return value;
 }
 
+/** @internal The message of a thrown value, read without trusting it. */
+function messageOf(err: unknown): string {
+  try {
+    if (err instanceof Error && typeof err.message === 'string') return err.message;
+  } catch {
+    // a hostile error object: describe it instead
+  }
+  return describeValue(err);
+}
+
+/**
+ * @internal Runs the check of one argument: a `TypeError` or `SessionError` passes through;
+ * anything else thrown while reading the argument (a throwing getter or proxy trap) becomes
+ * a `TypeError` naming it, so every store reports hostile input the same way.
+ */
+export function guarded<T>(what: string, check: () => T): T {
+  try {
+    return check();
+  } catch (err) {
+    if (err instanceof TypeError || err instanceof SessionError) throw err;
+    throw new TypeError(`${what} could not be read: ${messageOf(err)}.`, { cause: err });
+  }
+}
+
 /** @internal A checked plain options object (or `{}` for undefined). */
 export function checkObject<T extends object>(value: unknown, what: string, optional: boolean): Partial<T> {
   if (value === undefined && optional) return {};
@@ -89,13 +114,52 @@ export function checkObject<T extends object>(value: unknown, what: string, opti
   return value as Partial<T>;
 }
 
-/** @internal A lease, snapshotted (each field read once). */
+/** @internal A checked optional incarnation (see `Lease.incarnation`). */
+export function checkIncarnation(value: unknown, what: string): string | undefined {
+  return value === undefined ? undefined : checkName(value, what);
+}
+
+/** @internal A lease, snapshotted (each field read once); `incarnation` only when it has one. */
 export function checkLease(value: unknown, what = 'lease'): Lease {
-  const o = checkObject<Lease>(value, what, false);
-  const sessionId = checkName(o.sessionId, `${what}.sessionId`);
-  const owner = checkName(o.owner, `${what}.owner`);
-  const epoch = checkInt(o.epoch, `${what}.epoch`, 1);
-  return { sessionId, owner, epoch };
+  return guarded(what, () => {
+    const o = checkObject<Lease>(value, what, false);
+    const sessionId = checkName(o.sessionId, `${what}.sessionId`);
+    const owner = checkName(o.owner, `${what}.owner`);
+    const epoch = checkInt(o.epoch, `${what}.epoch`, 1);
+    const incarnation = checkIncarnation(o.incarnation, `${what}.incarnation`);
+    return incarnation === undefined ? { sessionId, owner, epoch } : { sessionId, owner, epoch, incarnation };
+  });
+}
+
+/** @internal The lease a store hands out: `incarnation` only when one was given. */
+export function leaseOf(sessionId: string, owner: string, epoch: number, incarnation: string | undefined): Lease {
+  return incarnation === undefined ? { sessionId, owner, epoch } : { sessionId, owner, epoch, incarnation };
+}
+
+/** @internal Checked options of `begin`. */
+export function checkBegin(value: unknown): { replaceOpen: boolean } {
+  return guarded('options', () => {
+    const o = checkObject<BeginOptions>(value, 'store.begin(lease, options)', true);
+    const replaceOpen = o.replaceOpen ?? false;
+    if (typeof replaceOpen !== 'boolean') throw new TypeError(`store.begin(lease, options): options.replaceOpen must be a boolean, got ${describeValue(replaceOpen)}.`);
+    return { replaceOpen };
+  });
+}
+
+/** @internal Checked options of `renew`: the new ttl, or `undefined` to keep the lease's. */
+export function checkRenew(value: unknown): number | undefined {
+  return guarded('options', () => {
+    const o = checkObject<{ ttlMs: number }>(value, 'store.renew(lease, options)', true);
+    return o.ttlMs === undefined ? undefined : checkTtl(o.ttlMs, 'options.ttlMs');
+  });
+}
+
+/** @internal Checked options of `load`: the turn asked for, if any. */
+export function checkLoad(value: unknown): number | undefined {
+  return guarded('options', () => {
+    const o = checkObject<{ turn: number }>(value, 'store.load(sessionId, options)', true);
+    return o.turn === undefined ? undefined : checkInt(o.turn, 'options.turn', 0);
+  });
 }
 
 /** @internal */
@@ -115,6 +179,10 @@ export function checkJson(value: unknown, what: string): JsonValue {
 
 /** @internal Checked events (frozen). */
 export function checkEvents(value: unknown, what: string): readonly NewSessionEvent[] {
+  return guarded(what, () => checkEventList(value, what));
+}
+
+function checkEventList(value: unknown, what: string): readonly NewSessionEvent[] {
   if (!Array.isArray(value)) throw new TypeError(`${what} must be an array of { kind, body }, got ${describeValue(value)}.`);
   const out: NewSessionEvent[] = [];
   for (let i = 0; i < value.length; i++) {
@@ -129,6 +197,10 @@ export function checkEvents(value: unknown, what: string): readonly NewSessionEv
 
 /** @internal Checked persisted locals (frozen); keys are unique. */
 export function checkLocals(value: unknown, what: string): readonly PersistedLocal[] {
+  return guarded(what, () => checkLocalList(value, what));
+}
+
+function checkLocalList(value: unknown, what: string): readonly PersistedLocal[] {
   if (!Array.isArray(value)) throw new TypeError(`${what} must be an array of { key, scope, version, data }, got ${describeValue(value)}.`);
   const out: PersistedLocal[] = [];
   const keys = new Set<string>();
@@ -150,8 +222,10 @@ export function checkLocals(value: unknown, what: string): readonly PersistedLoc
 
 /** @internal */
 export function checkAttempt(value: unknown, what: string): TurnAttempt {
-  const o = checkObject<TurnAttempt>(value, what, false);
-  return { turn: checkInt(o.turn, `${what}.turn`, 1), attempt: checkInt(o.attempt, `${what}.attempt`, 1) };
+  return guarded(what, () => {
+    const o = checkObject<TurnAttempt>(value, what, false);
+    return { turn: checkInt(o.turn, `${what}.turn`, 1), attempt: checkInt(o.attempt, `${what}.attempt`, 1) };
+  });
 }
 
 /** @internal Checked input of `create`. */
@@ -159,6 +233,7 @@ export interface CheckedCreate {
   readonly sessionId: string;
   readonly agentId: string;
   readonly owner: string;
+  readonly incarnation: string | undefined;
   readonly ttlMs: number;
   readonly meta: JsonValue;
   readonly locals: readonly PersistedLocal[];
@@ -166,21 +241,28 @@ export interface CheckedCreate {
 
 /** @internal */
 export function checkCreate(value: unknown): CheckedCreate {
-  const o = checkObject<CreateSessionInput>(value, 'store.create(input)', false);
-  const sessionId = checkName(o.sessionId, 'input.sessionId');
-  const agentId = checkName(o.agentId, 'input.agentId');
-  const owner = checkName(o.owner, 'input.owner');
-  const ttlMs = checkTtl(o.ttlMs, 'input.ttlMs');
-  const meta = o.meta === undefined ? null : checkJson(o.meta, 'input.meta');
-  const locals = checkLocals(o.locals, 'input.locals');
-  return { sessionId, agentId, owner, ttlMs, meta, locals };
+  return guarded('input', () => {
+    const o = checkObject<CreateSessionInput>(value, 'store.create(input)', false);
+    const sessionId = checkName(o.sessionId, 'input.sessionId');
+    const agentId = checkName(o.agentId, 'input.agentId');
+    const owner = checkName(o.owner, 'input.owner');
+    const incarnation = checkIncarnation(o.incarnation, 'input.incarnation');
+    const ttlMs = checkTtl(o.ttlMs, 'input.ttlMs');
+    const meta = o.meta === undefined ? null : checkJson(o.meta, 'input.meta');
+    const locals = checkLocals(o.locals, 'input.locals');
+    return { sessionId, agentId, owner, incarnation, ttlMs, meta, locals };
+  });
 }
 
 /** @internal */
-export function checkAcquire(sessionId: unknown, options: unknown): { sessionId: string; owner: string; ttlMs: number } {
+export function checkAcquire(sessionId: unknown, options: unknown): { sessionId: string; owner: string; incarnation: string | undefined; ttlMs: number } {
   const id = checkName(sessionId, 'sessionId');
-  const o = checkObject<AcquireOptions>(options, 'store.acquire(sessionId, options)', false);
-  return { sessionId: id, owner: checkName(o.owner, 'options.owner'), ttlMs: checkTtl(o.ttlMs, 'options.ttlMs') };
+  return guarded('options', () => {
+    const o = checkObject<AcquireOptions>(options, 'store.acquire(sessionId, options)', false);
+    const owner = checkName(o.owner, 'options.owner');
+    const incarnation = checkIncarnation(o.incarnation, 'options.incarnation');
+    return { sessionId: id, owner, incarnation, ttlMs: checkTtl(o.ttlMs, 'options.ttlMs') };
+  });
 }
 
 /** @internal Checked input of `commit`. */
@@ -192,12 +274,14 @@ export interface CheckedCommit extends TurnAttempt {
 
 /** @internal */
 export function checkCommit(value: unknown): CheckedCommit {
-  const o = checkObject<CommitInput>(value, 'store.commit(lease, input)', false);
-  const { turn, attempt } = checkAttempt(o, 'input');
-  const events = checkEvents(o.events ?? [], 'input.events');
-  const locals = checkLocals(o.locals, 'input.locals');
-  const keepCheckpoints = o.keepCheckpoints === undefined ? DEFAULT_KEEP_CHECKPOINTS : checkInt(o.keepCheckpoints, 'input.keepCheckpoints', 0);
-  return { turn, attempt, events, locals, keepCheckpoints };
+  return guarded('input', () => {
+    const o = checkObject<CommitInput>(value, 'store.commit(lease, input)', false);
+    const { turn, attempt } = checkAttempt(o, 'input');
+    const events = o.events === undefined ? [] : checkEvents(o.events, 'input.events');
+    const locals = checkLocals(o.locals, 'input.locals');
+    const keepCheckpoints = o.keepCheckpoints === undefined ? DEFAULT_KEEP_CHECKPOINTS : checkInt(o.keepCheckpoints, 'input.keepCheckpoints', 0);
+    return { turn, attempt, events, locals, keepCheckpoints };
+  });
 }
 
 /** @internal Checked input of `abort`. */
@@ -208,12 +292,14 @@ export interface CheckedAbort extends TurnAttempt {
 
 /** @internal */
 export function checkAbort(value: unknown): CheckedAbort {
-  const o = checkObject<AbortInput>(value, 'store.abort(lease, input)', false);
-  const { turn, attempt } = checkAttempt(o, 'input');
-  const events = checkEvents(o.events ?? [], 'input.events');
-  const reason = o.reason;
-  if (reason !== undefined && typeof reason !== 'string') throw new TypeError(`input.reason must be a string, got ${describeValue(reason)}.`);
-  return { turn, attempt, events, reason };
+  return guarded('input', () => {
+    const o = checkObject<AbortInput>(value, 'store.abort(lease, input)', false);
+    const { turn, attempt } = checkAttempt(o, 'input');
+    const events = o.events === undefined ? [] : checkEvents(o.events, 'input.events');
+    const reason = o.reason;
+    if (reason !== undefined && typeof reason !== 'string') throw new TypeError(`input.reason must be a string, got ${describeValue(reason)}.`);
+    return { turn, attempt, events, reason };
+  });
 }
 
 /** @internal */
@@ -223,28 +309,34 @@ export function checkLabel(value: unknown): string | undefined {
 
 /** @internal */
 export function checkDelete(value: unknown): { lease: Lease | undefined; force: boolean } {
-  const o = checkObject<DeleteOptions>(value, 'store.delete(sessionId, options)', true);
-  const lease = o.lease === undefined ? undefined : checkLease(o.lease, 'options.lease');
-  const force = o.force ?? false;
-  if (typeof force !== 'boolean') throw new TypeError(`options.force must be a boolean, got ${describeValue(force)}.`);
-  return { lease, force };
+  return guarded('options', () => {
+    const o = checkObject<DeleteOptions>(value, 'store.delete(sessionId, options)', true);
+    const lease = o.lease === undefined ? undefined : checkLease(o.lease, 'options.lease');
+    const force = o.force ?? false;
+    if (typeof force !== 'boolean') throw new TypeError(`options.force must be a boolean, got ${describeValue(force)}.`);
+    return { lease, force };
+  });
 }
 
 /** @internal Checked list query; `after` is the decoded cursor. */
 export function checkList(value: unknown): { agentId: string | undefined; limit: number; after: string | undefined } {
-  const o = checkObject<ListQuery>(value, 'store.list(query)', true);
-  const agentId = o.agentId === undefined ? undefined : checkName(o.agentId, 'query.agentId');
-  const limit = o.limit === undefined ? DEFAULT_LIST_LIMIT : checkInt(o.limit, 'query.limit', 1, MAX_LIST_LIMIT);
-  const after = o.cursor === undefined ? undefined : decodeCursor(o.cursor);
-  return { agentId, limit, after };
+  return guarded('query', () => {
+    const o = checkObject<ListQuery>(value, 'store.list(query)', true);
+    const agentId = o.agentId === undefined ? undefined : checkName(o.agentId, 'query.agentId');
+    const limit = o.limit === undefined ? DEFAULT_LIST_LIMIT : checkInt(o.limit, 'query.limit', 1, MAX_LIST_LIMIT);
+    const after = o.cursor === undefined ? undefined : decodeCursor(o.cursor);
+    return { agentId, limit, after };
+  });
 }
 
 /** @internal */
 export function checkEventsQuery(value: unknown): { afterSeq: number; limit: number } {
-  const o = checkObject<EventsQuery>(value, 'store.events(sessionId, query)', true);
-  const afterSeq = o.afterSeq === undefined ? 0 : checkInt(o.afterSeq, 'query.afterSeq', 0);
-  const limit = o.limit === undefined ? Number.MAX_SAFE_INTEGER : checkInt(o.limit, 'query.limit', 0);
-  return { afterSeq, limit };
+  return guarded('query', () => {
+    const o = checkObject<EventsQuery>(value, 'store.events(sessionId, query)', true);
+    const afterSeq = o.afterSeq === undefined ? 0 : checkInt(o.afterSeq, 'query.afterSeq', 0);
+    const limit = o.limit === undefined ? Number.MAX_SAFE_INTEGER : checkInt(o.limit, 'query.limit', 0);
+    return { afterSeq, limit };
+  });
 }
 
 /** @internal A list cursor: the last session id of the page, base64url-encoded. */
@@ -368,6 +460,20 @@ export interface FenceState {
   readonly epoch: number;
   readonly expiresAt: number | null;
   readonly now: number;
+  /** The incarnation recorded with the session's lease, if any. */
+  readonly incarnation: string | null;
+}
+
+/**
+ * @internal The `cause` of a `LEASE_LOST` whose lease was taken over by another incarnation
+ * of its own owner id (another process, or another server of this one, started with it).
+ */
+export interface OwnerReusedCause {
+  readonly reason: 'owner-reused';
+  /** The owner id both incarnations use. */
+  readonly owner: string;
+  /** The epoch of the lease that took the session over. */
+  readonly epoch: number;
 }
 
 /**
@@ -382,7 +488,14 @@ export function leaseLost(lease: Lease, s: FenceState, what: string): SessionErr
     if (s.expiresAt !== null && s.expiresAt > s.now) return undefined;
     why = `the ${mine} expired ${formatMs(s.now - (s.expiresAt ?? s.now))} ago on the store's clock`;
   } else if (s.owner === null) why = `the ${mine} was released`;
-  else if (s.epoch !== lease.epoch) why = `session "${lease.sessionId}" is now leased by "${s.owner}" (epoch ${s.epoch}) and the ${mine} is stale`;
+  else if (s.owner === lease.owner && s.epoch !== lease.epoch && lease.incarnation !== undefined && s.incarnation !== null && s.incarnation !== lease.incarnation) {
+    const cause: OwnerReusedCause = { reason: 'owner-reused', owner: s.owner, epoch: s.epoch };
+    return new SessionError(
+      'LEASE_LOST',
+      `lease lost: ${what} refused because another process started with the same owner id "${s.owner}" took session "${lease.sessionId}" over (its lease is epoch ${s.epoch}; the ${mine} is stale). Nothing was written. Two live processes must not share an owner id: give each process its own SessionsPlugin({ owner }).`,
+      { sessionId: lease.sessionId, cause },
+    );
+  } else if (s.epoch !== lease.epoch) why = `session "${lease.sessionId}" is now leased by "${s.owner}" (epoch ${s.epoch}) and the ${mine} is stale`;
   else why = `the ${mine} does not match the session's lease`;
   return new SessionError(
     'LEASE_LOST',

@@ -11,6 +11,7 @@ import {
   checkAbort,
   checkAcquire,
   checkAttempt,
+  checkBegin,
   checkCommit,
   checkCreate,
   checkDelete,
@@ -20,21 +21,26 @@ import {
   checkLabel,
   checkLease,
   checkList,
+  checkLoad,
   checkName,
   checkObject,
-  checkTtl,
+  checkRenew,
   compareCodePoints,
   encodeCursor,
   leaseLost,
+  leaseOf,
   noCheckpoint,
   notFound,
   notOpen,
   storeClosed,
 } from './input.js';
+import { STORE_BOUND, mergeBounds, type StoreBounds } from './store-bound.js';
 import { HISTORY_KIND_PREFIX } from './store.js';
 import type {
   AbortInput,
   AcquireOptions,
+  AttemptStatus,
+  BeginOptions,
   BegunAttempt,
   CheckpointInfo,
   CommitInput,
@@ -117,6 +123,7 @@ interface MemSession {
    */
   laterMin: number[] | undefined;
   leaseOwner: string | undefined;
+  leaseIncarnation: string | undefined;
   leaseEpoch: number;
   leaseExpiresAt: number;
   leaseTtlMs: number;
@@ -136,6 +143,7 @@ export class MemorySessionStore implements SessionStore {
   readonly #sessions = new Map<string, MemSession>();
   readonly #now: () => number;
   #closed = false;
+  #bounds: StoreBounds | undefined;
 
   /** @param options - `now`: the store's clock. */
   constructor(options: MemorySessionStoreOptions = {}) {
@@ -170,12 +178,13 @@ export class MemorySessionStore implements SessionStore {
       laterMin: undefined,
       rollbacks: [],
       leaseOwner: c.owner,
+      leaseIncarnation: c.incarnation,
       leaseEpoch: 1,
       leaseExpiresAt: now + c.ttlMs,
       leaseTtlMs: c.ttlMs,
       open: undefined,
     });
-    return { sessionId: c.sessionId, owner: c.owner, epoch: 1 };
+    return leaseOf(c.sessionId, c.owner, 1, c.incarnation);
   }
 
   /** {@inheritDoc SessionStore.acquire} */
@@ -184,22 +193,25 @@ export class MemorySessionStore implements SessionStore {
     const a = checkAcquire(sessionId, options);
     const s = this.#get(a.sessionId);
     const now = this.#clock();
-    if (s.leaseOwner !== undefined && s.leaseExpiresAt > now) {
+    // A live lease is taken over at once only by another incarnation of its own owner (a
+    // restarted process with a stable owner id); any other live lease is SESSION_BUSY.
+    const takeover = s.leaseOwner === a.owner && a.incarnation !== undefined && s.leaseIncarnation !== undefined && s.leaseIncarnation !== a.incarnation;
+    if (s.leaseOwner !== undefined && s.leaseExpiresAt > now && !takeover) {
       throw busyLease(s.sessionId, { owner: s.leaseOwner, epoch: s.leaseEpoch, remainingMs: s.leaseExpiresAt - now });
     }
     s.leaseOwner = a.owner;
+    s.leaseIncarnation = a.incarnation;
     s.leaseEpoch += 1;
     s.leaseExpiresAt = now + a.ttlMs;
     s.leaseTtlMs = a.ttlMs;
-    return { sessionId: s.sessionId, owner: a.owner, epoch: s.leaseEpoch };
+    return leaseOf(s.sessionId, a.owner, s.leaseEpoch, a.incarnation);
   }
 
   /** {@inheritDoc SessionStore.renew} */
   async renew(lease: Lease, options?: { readonly ttlMs?: number }): Promise<void> {
     this.#open('renew');
     const l = checkLease(lease);
-    const o = checkObject<{ ttlMs: number }>(options, 'store.renew(lease, options)', true);
-    const ttl = o.ttlMs === undefined ? undefined : checkTtl(o.ttlMs, 'options.ttlMs');
+    const ttl = checkRenew(options);
     const { s, now } = this.#fence(l, 'renew');
     if (ttl !== undefined) s.leaseTtlMs = ttl;
     s.leaseExpiresAt = now + s.leaseTtlMs;
@@ -212,16 +224,22 @@ export class MemorySessionStore implements SessionStore {
     const s = this.#sessions.get(l.sessionId);
     if (s === undefined || s.leaseOwner !== l.owner || s.leaseEpoch !== l.epoch) return false;
     s.leaseOwner = undefined;
+    s.leaseIncarnation = undefined;
     s.leaseExpiresAt = 0;
     return true;
   }
 
   /** {@inheritDoc SessionStore.begin} */
-  async begin(lease: Lease): Promise<BegunAttempt> {
+  async begin(lease: Lease, options?: BeginOptions): Promise<BegunAttempt> {
     this.#open('begin');
     const l = checkLease(lease);
+    const o = checkBegin(options);
     const { s, now } = this.#fence(l, 'begin');
-    if (s.open !== undefined) throw busyAttempt(s.sessionId, s.open, 'beginning another');
+    if (s.open !== undefined) {
+      if (!o.replaceOpen || s.open.epoch !== l.epoch) throw busyAttempt(s.sessionId, s.open, 'beginning another');
+      // begun with this very lease, by a begin (or left by an abort) whose reply was lost
+      this.#end(s, s.open, 'aborted', 'begin outcome unknown', now);
+    }
     const turn = s.committedTurn + 1;
     const attempt = (s.maxAttempt.get(turn) ?? 0) + 1;
     s.maxAttempt.set(turn, attempt);
@@ -250,22 +268,18 @@ export class MemorySessionStore implements SessionStore {
     this.#open('commit');
     const l = checkLease(lease);
     const c = checkCommit(input);
+    // A repeat of a commit this lease made answers the same, writing nothing, even once the
+    // lease expired (as long as no acquire or release replaced it).
+    const done = this.#ended(l, c);
+    if (done?.status === 'committed' && done.epoch === l.epoch) {
+      return { turn: c.turn, attempt: c.attempt, committedAt: new Date(done.endedAt), lastSeq: done.endSeq };
+    }
     const { s, now } = this.#fence(l, 'commit');
     if (s.open === undefined || s.open.turn !== c.turn || s.open.attempt !== c.attempt || s.open.epoch !== l.epoch) {
-      const done = s.attempts.get(attemptKey(c.turn, c.attempt));
-      if (done?.status === 'committed' && done.epoch === l.epoch) {
-        return { turn: c.turn, attempt: c.attempt, committedAt: new Date(done.endedAt), lastSeq: done.endSeq };
-      }
       throw notOpen(s.sessionId, c, s.open, 'commit');
     }
     this.#push(s, c, c.events, now);
-    this.#touch(s, now);
-    const rec = s.attempts.get(attemptKey(c.turn, c.attempt)) as MemAttempt;
-    rec.status = 'committed';
-    rec.endedAt = now;
-    rec.endRev = s.rev;
-    rec.endSeq = s.events.length;
-    s.open = undefined;
+    this.#end(s, c, 'committed', undefined, now);
     s.committedTurn = c.turn;
     s.checkpoints.set(c.turn, { turn: c.turn, locals: c.locals, createdAt: now, pinned: false, label: undefined });
     for (const turn of s.unpinned) {
@@ -283,20 +297,35 @@ export class MemorySessionStore implements SessionStore {
     this.#open('abort');
     const l = checkLease(lease);
     const a = checkAbort(input);
+    if (this.#ended(l, a)?.status === 'aborted') return;
     const { s, now } = this.#fence(l, 'abort');
     if (s.open === undefined || s.open.turn !== a.turn || s.open.attempt !== a.attempt) {
-      if (s.attempts.get(attemptKey(a.turn, a.attempt))?.status === 'aborted') return;
       throw notOpen(s.sessionId, a, s.open, 'abort');
     }
     this.#push(s, a, a.events, now);
+    this.#end(s, a, 'aborted', a.reason, now);
+  }
+
+  /** Ends the open attempt `a` of `s` (its events already pushed). */
+  #end(s: MemSession, a: TurnAttempt, status: 'committed' | 'aborted', reason: string | undefined, now: number): void {
     this.#touch(s, now);
     const rec = s.attempts.get(attemptKey(a.turn, a.attempt)) as MemAttempt;
-    rec.status = 'aborted';
+    rec.status = status;
     rec.endedAt = now;
     rec.endRev = s.rev;
     rec.endSeq = s.events.length;
-    rec.reason = a.reason;
+    rec.reason = reason;
     s.open = undefined;
+  }
+
+  /** {@inheritDoc SessionStore.attemptStatus} */
+  async attemptStatus(sessionId: string, attempt: TurnAttempt): Promise<AttemptStatus> {
+    this.#open('attemptStatus');
+    const id = checkName(sessionId, 'sessionId');
+    const a = checkAttempt(attempt, 'attempt');
+    const rec = this.#get(id).attempts.get(attemptKey(a.turn, a.attempt));
+    if (rec === undefined) return 'absent';
+    return rec.status === 'started' ? 'open' : rec.status;
   }
 
   /** {@inheritDoc SessionStore.rollback} */
@@ -338,8 +367,7 @@ export class MemorySessionStore implements SessionStore {
   async load(sessionId: string, options?: { readonly turn?: number }): Promise<LoadedSession> {
     this.#open('load');
     const id = checkName(sessionId, 'sessionId');
-    const o = checkObject<{ turn: number }>(options, 'store.load(sessionId, options)', true);
-    const wanted = o.turn === undefined ? undefined : checkInt(o.turn, 'options.turn', 0);
+    const wanted = checkLoad(options);
     const s = this.#get(id);
     const turn = wanted ?? s.committedTurn;
     const cp = turn <= s.committedTurn ? s.checkpoints.get(turn) : undefined;
@@ -423,6 +451,11 @@ export class MemorySessionStore implements SessionStore {
     }
   }
 
+  /** @internal The plugin's bounds on this store's calls (the smallest of every server's). */
+  [STORE_BOUND](bounds: StoreBounds): void {
+    this.#bounds = mergeBounds(this.#bounds, bounds);
+  }
+
   /** {@inheritDoc SessionStore.close} */
   async close(): Promise<void> {
     this.#closed = true;
@@ -451,12 +484,26 @@ export class MemorySessionStore implements SessionStore {
     const lost = leaseLost(
       l,
       s === undefined
-        ? { exists: false, owner: null, epoch: 0, expiresAt: null, now }
-        : { exists: true, owner: s.leaseOwner ?? null, epoch: s.leaseEpoch, expiresAt: s.leaseOwner === undefined ? null : s.leaseExpiresAt, now },
+        ? { exists: false, owner: null, epoch: 0, expiresAt: null, now, incarnation: null }
+        : {
+            exists: true,
+            owner: s.leaseOwner ?? null,
+            epoch: s.leaseEpoch,
+            expiresAt: s.leaseOwner === undefined ? null : s.leaseExpiresAt,
+            now,
+            incarnation: s.leaseIncarnation ?? null,
+          },
       `store.${what}()`,
     );
     if (lost !== undefined || s === undefined) throw lost;
     return { s, now };
+  }
+
+  /** The record of attempt `a` when `l` is still the session's recorded lease (live or expired), else `undefined`. */
+  #ended(l: Lease, a: TurnAttempt): MemAttempt | undefined {
+    const s = this.#sessions.get(l.sessionId);
+    if (s === undefined || s.leaseOwner !== l.owner || s.leaseEpoch !== l.epoch) return undefined;
+    return s.attempts.get(attemptKey(a.turn, a.attempt));
   }
 
   #touch(s: MemSession, now: number): void {

@@ -2,6 +2,7 @@
  * @internal What the SQL session store needs from a database driver: transactions and a
  * clock. The SQLite and PostgreSQL entry points each implement it on their own driver.
  */
+import type { StoreBounds } from './store-bound.js';
 
 /** @internal A bound parameter. */
 export type SqlValue = string | number | null;
@@ -29,16 +30,28 @@ export interface SqlDriver {
   readonly dialect: SqlDialect;
   /** Where the data lives, for messages (e.g. `the SQLite file "/data/s.db"`). */
   readonly label: string;
-  /** Runs `fn` in a read-only transaction that sees one consistent snapshot. */
-  read<T>(fn: (c: SqlConn) => Promise<T>): Promise<T>;
+  /**
+   * Runs `fn` in a read-only transaction that sees one consistent snapshot. `call` names the
+   * store call for messages (e.g. `store.load()`).
+   */
+  read<T>(fn: (c: SqlConn) => Promise<T>, call?: string): Promise<T>;
   /**
    * Runs `fn` in one write transaction: committed when `fn` resolves, rolled back when it
    * rejects (the rejection is passed on). `fn` may run again if the driver retries a
    * transaction that could not start (SQLite's busy database): it must only touch the database.
+   * `call` names the store call for messages (e.g. `store.commit()`).
    */
-  write<T>(fn: (c: SqlConn) => Promise<T>): Promise<T>;
+  write<T>(fn: (c: SqlConn) => Promise<T>, call?: string): Promise<T>;
   /** Like `write`, serialized against every other process migrating the same database. */
-  migrate<T>(fn: (c: SqlConn) => Promise<T>): Promise<T>;
+  migrate<T>(fn: (c: SqlConn) => Promise<T>, call?: string): Promise<T>;
+  /**
+   * The sessions plugin's bounds on every store call (already merged: the smallest of every
+   * server sharing the store), given at build and again whenever they shrink. A driver
+   * without it ignores them. A call still waiting for a connection when its
+   * `callTimeoutMs` passes never runs; a lock wait ends before `callTimeoutMs`
+   * (`STORE_LOCKED`); a transaction idle longer than `leaseTtlMs` may be ended.
+   */
+  setBounds?(bounds: StoreBounds): void;
   /** Closes what the driver opened. */
   close(): Promise<void>;
 }

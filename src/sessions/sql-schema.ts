@@ -8,8 +8,11 @@ import { SessionError } from './errors.js';
 import { corrupt } from './input.js';
 import type { SqlConn, SqlDialect } from './sql-driver.js';
 
-/** @internal The schema version this code writes and reads. */
-export const SCHEMA_VERSION = 1;
+/**
+ * @internal The schema version this code writes and reads. Older code refuses a newer
+ * schema (`UNSUPPORTED_FORMAT`), so every change that older code would misread bumps it.
+ */
+export const SCHEMA_VERSION = 2;
 
 /** @internal Key of the PostgreSQL advisory transaction lock that serializes migrations. */
 const MIGRATION_LOCK = "hashtext('polestar-di/sessions/migrate')";
@@ -83,8 +86,16 @@ function v1(dialect: SqlDialect): string[] {
   ];
 }
 
+/**
+ * Version 2: the incarnation of the lease's owner, recorded with the lease (`NULL` for a
+ * lease taken without one, and for every lease of a version 1 database).
+ */
+function v2(): string[] {
+  return ['ALTER TABLE polestar_sessions ADD COLUMN lease_incarnation text'];
+}
+
 /** @internal Migrations by the version they lead to. */
-const migrations: Record<number, (dialect: SqlDialect) => string[]> = { 1: v1 };
+const migrations: Record<number, (dialect: SqlDialect) => string[]> = { 1: v1, 2: v2 };
 
 /**
  * @internal Creates or upgrades the tables in one transaction (PostgreSQL: under an advisory

@@ -20,6 +20,7 @@ import {
   checkAbort,
   checkAcquire,
   checkAttempt,
+  checkBegin,
   checkCommit,
   checkCreate,
   checkDelete,
@@ -29,15 +30,16 @@ import {
   checkLabel,
   checkLease,
   checkList,
+  checkLoad,
   checkName,
-  checkObject,
-  checkTtl,
+  checkRenew,
   corrupt,
   decodeJson,
   decodeLocals,
   encodeCursor,
   encodeJson,
   leaseLost,
+  leaseOf,
   newerRow,
   noCheckpoint,
   notFound,
@@ -45,10 +47,13 @@ import {
   storeClosed,
 } from './input.js';
 import { migrate } from './sql-schema.js';
+import { STORE_BOUND, mergeBounds, type StoreBounds } from './store-bound.js';
 import { numberPlaceholders, type SqlConn, type SqlDriver, type SqlRow, type SqlValue } from './sql-driver.js';
 import type {
   AbortInput,
   AcquireOptions,
+  AttemptStatus,
+  BeginOptions,
   BegunAttempt,
   CheckpointInfo,
   CommitInput,
@@ -92,9 +97,19 @@ export class SqlSessionStoreCore implements SessionStore {
   #closed = false;
   #closing: Promise<void> | undefined;
   readonly #inflight = new Set<Promise<unknown>>();
+  #bounds: StoreBounds | undefined;
 
   constructor(driver: SqlDriver) {
     this.#driver = driver;
+  }
+
+  /**
+   * @internal The plugin's bounds on this store's calls: the smallest of every server's,
+   * handed to the driver (a call queued past its bound never runs; lock waits end before it).
+   */
+  [STORE_BOUND](bounds: StoreBounds): void {
+    this.#bounds = mergeBounds(this.#bounds, bounds);
+    this.#driver.setBounds?.(this.#bounds);
   }
 
   // ---- plumbing -------------------------------------------------------------------------
@@ -114,12 +129,14 @@ export class SqlSessionStoreCore implements SessionStore {
     return { run: (text, params) => c.run(this.#sql(text), params) };
   }
 
-  #read<T>(fn: (c: SqlConn) => Promise<T>): Promise<T> {
-    return this.#driver.read((c) => fn(this.#conn(c)));
+  /** A read transaction of the store call `store.<what>()`. */
+  #read<T>(what: string, fn: (c: SqlConn) => Promise<T>): Promise<T> {
+    return this.#driver.read((c) => fn(this.#conn(c)), `store.${what}()`);
   }
 
-  #write<T>(fn: (c: SqlConn) => Promise<T>): Promise<T> {
-    return this.#driver.write((c) => fn(this.#conn(c)));
+  /** A write transaction of the store call `store.<what>()`. */
+  #write<T>(what: string, fn: (c: SqlConn) => Promise<T>): Promise<T> {
+    return this.#driver.write((c) => fn(this.#conn(c)), `store.${what}()`);
   }
 
   /** Runs one operation: refused after close, after the tables are ready, tracked for close(), driver errors wrapped. */
@@ -147,7 +164,7 @@ export class SqlSessionStoreCore implements SessionStore {
 
   #ensureReady(): Promise<void> {
     if (this.#ready === undefined) {
-      const ready = this.#driver.migrate((c) => migrate(this.#conn(c), this.#driver.dialect, this.#driver.label));
+      const ready = this.#driver.migrate((c) => migrate(this.#conn(c), this.#driver.dialect, this.#driver.label), 'the first store call (creating or migrating the session tables)');
       this.#ready = ready;
       // A failed start (database down, newer schema) is retried by the next call.
       ready.catch(() => {
@@ -159,27 +176,43 @@ export class SqlSessionStoreCore implements SessionStore {
 
   /** The reason a fenced statement matched nothing: LEASE_LOST, or the session row for further checks. */
   async #diagnose(c: SqlConn, l: Lease, what: string): Promise<SqlRow> {
+    const row = await this.#fenceRow(c, l);
+    this.#fence(row, l, what);
+    return row as SqlRow;
+  }
+
+  /** The session row as the fence sees it (`undefined` when the session is gone). */
+  async #fenceRow(c: SqlConn, l: Lease): Promise<SqlRow | undefined> {
     const { rows } = await c.run(
-      'SELECT lease_owner, lease_epoch, lease_expires_at, open_turn, open_attempt, open_epoch, committed_turn, {now} AS now FROM polestar_sessions WHERE session_id = ?',
+      'SELECT lease_owner, lease_epoch, lease_expires_at, lease_incarnation, open_turn, open_attempt, open_epoch, committed_turn, {now} AS now FROM polestar_sessions WHERE session_id = ?',
       [l.sessionId],
     );
-    const row = rows[0];
+    return rows[0];
+  }
+
+  /** True when `l` is still the session's recorded lease (live or expired: no acquire or release replaced it). */
+  #recorded(row: SqlRow | undefined, l: Lease): boolean {
+    return row !== undefined && row.lease_owner === l.owner && int(row.lease_epoch, `polestar_sessions row of session "${l.sessionId}"`, l.sessionId) === l.epoch;
+  }
+
+  /** Throws the `LEASE_LOST` of `l` against `row`, unless the lease is current and unexpired. */
+  #fence(row: SqlRow | undefined, l: Lease, what: string): void {
     const where = `polestar_sessions row of session "${l.sessionId}"`;
     const lost = leaseLost(
       l,
       row === undefined
-        ? { exists: false, owner: null, epoch: 0, expiresAt: null, now: 0 }
+        ? { exists: false, owner: null, epoch: 0, expiresAt: null, now: 0, incarnation: null }
         : {
             exists: true,
             owner: (row.lease_owner as string | null) ?? null,
             epoch: int(row.lease_epoch, where, l.sessionId),
             expiresAt: intOrNull(row.lease_expires_at, where, l.sessionId),
             now: int(row.now, where, l.sessionId),
+            incarnation: (row.lease_incarnation as string | null | undefined) ?? null,
           },
       `store.${what}()`,
     );
     if (lost !== undefined) throw lost;
-    return row as SqlRow;
   }
 
   #openOf(row: SqlRow, sessionId: string): { turn: number; attempt: number; epoch: number } | undefined {
@@ -209,14 +242,14 @@ export class SqlSessionStoreCore implements SessionStore {
       const c = checkCreate(input);
       const meta = encodeJson(c.meta);
       const locals = encodeJson(c.locals as unknown as JsonValue);
-      return this.#write(async (db) => {
+      return this.#write('create', async (db) => {
         const { rows } = await db.run(
           `INSERT INTO polestar_sessions (session_id, agent_id, format, meta, created_at, updated_at, committed_turn, last_seq, rev,
-             lease_owner, lease_epoch, lease_expires_at, lease_ttl_ms, open_turn, open_attempt, open_epoch)
-           VALUES (?, ?, ?, ?, {now}, {now}, 0, 0, 1, ?, 1, {now} + ?, ?, NULL, NULL, NULL)
+             lease_owner, lease_epoch, lease_expires_at, lease_ttl_ms, lease_incarnation, open_turn, open_attempt, open_epoch)
+           VALUES (?, ?, ?, ?, {now}, {now}, 0, 0, 1, ?, 1, {now} + ?, ?, ?, NULL, NULL, NULL)
            ON CONFLICT (session_id) DO NOTHING
            RETURNING created_at`,
-          [c.sessionId, c.agentId, ROW_FORMAT, meta, c.owner, c.ttlMs, c.ttlMs],
+          [c.sessionId, c.agentId, ROW_FORMAT, meta, c.owner, c.ttlMs, c.ttlMs, c.incarnation ?? null],
         );
         if (rows.length === 0) {
           throw new SessionError('SESSION_ALREADY_EXISTS', `session already exists: "${c.sessionId}" is stored already; resume it, or pick another id.`, {
@@ -229,7 +262,7 @@ export class SqlSessionStoreCore implements SessionStore {
           locals,
           int(rows[0].created_at, 'the new session row', c.sessionId),
         ]);
-        return { sessionId: c.sessionId, owner: c.owner, epoch: 1 };
+        return leaseOf(c.sessionId, c.owner, 1, c.incarnation);
       });
     });
   }
@@ -238,20 +271,23 @@ export class SqlSessionStoreCore implements SessionStore {
   acquire(sessionId: string, options: AcquireOptions): Promise<Lease> {
     return this.#op('acquire', async () => {
       const a = checkAcquire(sessionId, options);
-      return this.#write(async (db) => {
+      return this.#write('acquire', async (db) => {
         const where = `polestar_sessions row of session "${a.sessionId}"`;
         // On PostgreSQL (READ COMMITTED) an acquire that waited for another one's row lock
         // re-checks the row and finds it leased; by the time the diagnosis reads it, the
         // winner may have released it again. Then the session is free: try again.
         for (;;) {
+          // A live lease is taken over at once only by another incarnation of its own owner
+          // (`<>` is never true when either incarnation is NULL).
+          const incarnation = a.incarnation ?? null;
           const { rows } = await db.run(
-            `UPDATE polestar_sessions SET lease_owner = ?, lease_epoch = lease_epoch + 1, lease_expires_at = {now} + ?, lease_ttl_ms = ?
-             WHERE session_id = ? AND format <= ? AND (lease_owner IS NULL OR lease_expires_at <= {now})
+            `UPDATE polestar_sessions SET lease_owner = ?, lease_epoch = lease_epoch + 1, lease_expires_at = {now} + ?, lease_ttl_ms = ?, lease_incarnation = ?
+             WHERE session_id = ? AND format <= ? AND (lease_owner IS NULL OR lease_expires_at <= {now} OR (lease_owner = ? AND lease_incarnation <> ?))
              RETURNING lease_epoch`,
-            [a.owner, a.ttlMs, a.ttlMs, a.sessionId, ROW_FORMAT],
+            [a.owner, a.ttlMs, a.ttlMs, incarnation, a.sessionId, ROW_FORMAT, a.owner, incarnation],
           );
-          if (rows.length > 0) return { sessionId: a.sessionId, owner: a.owner, epoch: int(rows[0].lease_epoch, where, a.sessionId) };
-          const found = await db.run('SELECT format, lease_owner, lease_epoch, lease_expires_at, {now} AS now FROM polestar_sessions WHERE session_id = ?', [
+          if (rows.length > 0) return leaseOf(a.sessionId, a.owner, int(rows[0].lease_epoch, where, a.sessionId), a.incarnation);
+          const found = await db.run('SELECT format, lease_owner, lease_epoch, lease_expires_at, lease_incarnation, {now} AS now FROM polestar_sessions WHERE session_id = ?', [
             a.sessionId,
           ]);
           const row = found.rows[0];
@@ -259,7 +295,9 @@ export class SqlSessionStoreCore implements SessionStore {
           const format = int(row.format, where, a.sessionId);
           if (format > ROW_FORMAT) throw newerRow(`session "${a.sessionId}"`, format, a.sessionId);
           const holder = liveHolder(row, where, a.sessionId);
-          if (holder !== undefined) throw busyLease(a.sessionId, holder);
+          const reused = holder !== undefined && holder.owner === a.owner && incarnation !== null && row.lease_incarnation !== null && row.lease_incarnation !== undefined && row.lease_incarnation !== incarnation;
+          // (taken by another incarnation of this owner in between: take it over in turn)
+          if (holder !== undefined && !reused) throw busyLease(a.sessionId, holder);
         }
       });
     });
@@ -269,9 +307,8 @@ export class SqlSessionStoreCore implements SessionStore {
   renew(lease: Lease, options?: { readonly ttlMs?: number }): Promise<void> {
     return this.#op('renew', async () => {
       const l = checkLease(lease);
-      const o = checkObject<{ ttlMs: number }>(options, 'store.renew(lease, options)', true);
-      const ttl = o.ttlMs === undefined ? null : checkTtl(o.ttlMs, 'options.ttlMs');
-      await this.#write(async (db) => {
+      const ttl = checkRenew(options) ?? null;
+      await this.#write('renew', async (db) => {
         const { rows } = await db.run(
           `UPDATE polestar_sessions SET lease_ttl_ms = COALESCE(?, lease_ttl_ms), lease_expires_at = {now} + COALESCE(?, lease_ttl_ms)
            WHERE ${FENCE} RETURNING lease_epoch`,
@@ -286,9 +323,9 @@ export class SqlSessionStoreCore implements SessionStore {
   release(lease: Lease): Promise<boolean> {
     return this.#op('release', async () => {
       const l = checkLease(lease);
-      return this.#write(async (db) => {
+      return this.#write('release', async (db) => {
         const { rows } = await db.run(
-          'UPDATE polestar_sessions SET lease_owner = NULL, lease_expires_at = NULL WHERE session_id = ? AND lease_owner = ? AND lease_epoch = ? RETURNING lease_epoch',
+          'UPDATE polestar_sessions SET lease_owner = NULL, lease_expires_at = NULL, lease_incarnation = NULL WHERE session_id = ? AND lease_owner = ? AND lease_epoch = ? RETURNING lease_epoch',
           fenceParams(l),
         );
         return rows.length > 0;
@@ -299,10 +336,11 @@ export class SqlSessionStoreCore implements SessionStore {
   // ---- turns ----------------------------------------------------------------------------
 
   /** {@inheritDoc SessionStore.begin} */
-  begin(lease: Lease): Promise<BegunAttempt> {
+  begin(lease: Lease, options?: BeginOptions): Promise<BegunAttempt> {
     return this.#op('begin', async () => {
       const l = checkLease(lease);
-      return this.#write(async (db) => {
+      const o = checkBegin(options);
+      return this.#write('begin', async (db) => {
         const postgres = this.#driver.dialect === 'postgres';
         const opening = `UPDATE polestar_sessions SET rev = rev + 1, updated_at = {now}, open_turn = committed_turn + 1, open_epoch = lease_epoch,
                open_attempt = (SELECT COALESCE(MAX(a.attempt), 0) + 1 FROM polestar_attempts a
@@ -324,7 +362,11 @@ export class SqlSessionStoreCore implements SessionStore {
           const row = await this.#diagnose(db, l, 'begin');
           const open = this.#openOf(row, l.sessionId);
           // (an attempt ended by a concurrent call of the same holder in between: try again)
-          if (open !== undefined) throw busyAttempt(l.sessionId, open, 'beginning another');
+          if (open === undefined) continue;
+          if (!o.replaceOpen || open.epoch !== l.epoch) throw busyAttempt(l.sessionId, open, 'beginning another');
+          // Begun with this very lease by a begin (or left by an abort) whose reply was lost:
+          // end it as aborted in this transaction, then open the next attempt.
+          await this.#endOpen(db, l, open, 'begin outcome unknown');
         }
         const where = `polestar_sessions row of session "${l.sessionId}"`;
         const turn = int(rows[0].open_turn, where, l.sessionId);
@@ -350,7 +392,7 @@ export class SqlSessionStoreCore implements SessionStore {
       const l = checkLease(lease);
       const a = checkAttempt(attempt, 'attempt');
       const evs = checkEvents(events, 'events');
-      await this.#write(async (db) => {
+      await this.#write('append', async (db) => {
         const { rows } = await db.run(
           `UPDATE polestar_sessions SET rev = rev + 1, updated_at = {now}, last_seq = last_seq + ?
            WHERE ${FENCE} AND open_turn = ? AND open_attempt = ? AND open_epoch = lease_epoch
@@ -374,7 +416,7 @@ export class SqlSessionStoreCore implements SessionStore {
       const l = checkLease(lease);
       const c = checkCommit(input);
       const locals = encodeJson(c.locals as unknown as JsonValue);
-      return this.#write(async (db) => {
+      return this.#write('commit', async (db) => {
         const { rows } = await db.run(
           `UPDATE polestar_sessions SET rev = rev + 1, updated_at = {now}, last_seq = last_seq + ?, committed_turn = open_turn,
              open_turn = NULL, open_attempt = NULL, open_epoch = NULL
@@ -383,12 +425,15 @@ export class SqlSessionStoreCore implements SessionStore {
           [c.events.length, ...fenceParams(l), c.turn, c.attempt],
         );
         if (rows.length === 0) {
-          const row = await this.#diagnose(db, l, 'commit');
+          // A repeat of a commit this lease made answers the same, writing nothing, even once
+          // the lease expired (as long as no acquire or release replaced it).
+          const row = await this.#fenceRow(db, l);
           const done = await this.#attemptRow(db, l.sessionId, c);
-          if (done !== undefined && done.status === 'committed' && done.epoch === l.epoch) {
+          if (done !== undefined && done.status === 'committed' && done.epoch === l.epoch && this.#recorded(row, l)) {
             return { turn: c.turn, attempt: c.attempt, committedAt: new Date(done.endedAt), lastSeq: done.endSeq };
           }
-          throw notOpen(l.sessionId, c, this.#openOf(row, l.sessionId), 'commit');
+          this.#fence(row, l, 'commit');
+          throw notOpen(l.sessionId, c, this.#openOf(row as SqlRow, l.sessionId), 'commit');
         }
         const where = `polestar_sessions row of session "${l.sessionId}"`;
         const last = int(rows[0].last_seq, where, l.sessionId);
@@ -442,7 +487,7 @@ export class SqlSessionStoreCore implements SessionStore {
     return this.#op('abort', async () => {
       const l = checkLease(lease);
       const a = checkAbort(input);
-      await this.#write(async (db) => {
+      await this.#write('abort', async (db) => {
         const { rows } = await db.run(
           `UPDATE polestar_sessions SET rev = rev + 1, updated_at = {now}, last_seq = last_seq + ?, open_turn = NULL, open_attempt = NULL, open_epoch = NULL
            WHERE ${FENCE} AND open_turn = ? AND open_attempt = ?
@@ -450,9 +495,10 @@ export class SqlSessionStoreCore implements SessionStore {
           [a.events.length, ...fenceParams(l), a.turn, a.attempt],
         );
         if (rows.length === 0) {
-          const row = await this.#diagnose(db, l, 'abort');
-          if ((await this.#attemptRow(db, l.sessionId, a))?.status === 'aborted') return;
-          throw notOpen(l.sessionId, a, this.#openOf(row, l.sessionId), 'abort');
+          const row = await this.#fenceRow(db, l);
+          if (this.#recorded(row, l) && (await this.#attemptRow(db, l.sessionId, a))?.status === 'aborted') return;
+          this.#fence(row, l, 'abort');
+          throw notOpen(l.sessionId, a, this.#openOf(row as SqlRow, l.sessionId), 'abort');
         }
         const where = `polestar_sessions row of session "${l.sessionId}"`;
         const last = int(rows[0].last_seq, where, l.sessionId);
@@ -464,6 +510,22 @@ export class SqlSessionStoreCore implements SessionStore {
         );
       });
     });
+  }
+
+  /** Ends `open` (begun with `l`) as aborted with `reason`, writing no event; no-op when it is no longer the open one. */
+  async #endOpen(db: SqlConn, l: Lease, open: TurnAttempt, reason: string): Promise<void> {
+    const { rows } = await db.run(
+      `UPDATE polestar_sessions SET rev = rev + 1, updated_at = {now}, open_turn = NULL, open_attempt = NULL, open_epoch = NULL
+       WHERE ${FENCE} AND open_turn = ? AND open_attempt = ? AND open_epoch = lease_epoch
+       RETURNING last_seq, updated_at, rev`,
+      [...fenceParams(l), open.turn, open.attempt],
+    );
+    if (rows.length === 0) return;
+    const where = `polestar_sessions row of session "${l.sessionId}"`;
+    await db.run(
+      "UPDATE polestar_attempts SET status = 'aborted', ended_at = ?, end_rev = ?, end_seq = ?, reason = ? WHERE session_id = ? AND turn = ? AND attempt = ?",
+      [int(rows[0].updated_at, where, l.sessionId), int(rows[0].rev, where, l.sessionId), int(rows[0].last_seq, where, l.sessionId), encodeJson(reason), l.sessionId, open.turn, open.attempt],
+    );
   }
 
   async #attemptRow(db: SqlConn, sessionId: string, a: TurnAttempt): Promise<{ status: string; epoch: number; endedAt: number; endSeq: number } | undefined> {
@@ -488,7 +550,7 @@ export class SqlSessionStoreCore implements SessionStore {
     return this.#op('rollback', async () => {
       const l = checkLease(lease);
       const t = checkInt(turn, 'turn', 0);
-      await this.#write(async (db) => {
+      await this.#write('rollback', async (db) => {
         const { rows } = await db.run(
           `UPDATE polestar_sessions SET rev = rev + 1, updated_at = {now}
            WHERE ${FENCE} AND open_turn IS NULL AND committed_turn >= ?
@@ -524,7 +586,7 @@ export class SqlSessionStoreCore implements SessionStore {
       const l = checkLease(lease);
       const t = checkInt(turn, 'turn', 0);
       const lb = checkLabel(label);
-      await this.#write(async (db) => {
+      await this.#write('pin', async (db) => {
         const { rows } = await db.run(
           `UPDATE polestar_sessions SET rev = rev + 1, updated_at = {now}
            WHERE ${FENCE} AND EXISTS (SELECT 1 FROM polestar_checkpoints c WHERE c.session_id = polestar_sessions.session_id AND c.turn = ?)
@@ -605,9 +667,8 @@ export class SqlSessionStoreCore implements SessionStore {
   load(sessionId: string, options?: { readonly turn?: number }): Promise<LoadedSession> {
     return this.#op('load', async () => {
       const id = checkName(sessionId, 'sessionId');
-      const o = checkObject<{ turn: number }>(options, 'store.load(sessionId, options)', true);
-      const wanted = o.turn === undefined ? undefined : checkInt(o.turn, 'options.turn', 0);
-      return this.#read(async (db) => {
+      const wanted = checkLoad(options);
+      return this.#read('load', async (db) => {
         const { info, row } = await this.#sessionRow(db, id);
         const turn = wanted ?? info.committedTurn;
         if (turn > info.committedTurn) throw noCheckpoint(id, turn, info.committedTurn);
@@ -659,11 +720,41 @@ export class SqlSessionStoreCore implements SessionStore {
     });
   }
 
+  /** {@inheritDoc SessionStore.attemptStatus} */
+  attemptStatus(sessionId: string, attempt: TurnAttempt): Promise<AttemptStatus> {
+    return this.#op('attemptStatus', async () => {
+      const id = checkName(sessionId, 'sessionId');
+      const a = checkAttempt(attempt, 'attempt');
+      // A write transaction: it reads only after any write of the session in flight ended
+      // (PostgreSQL: under the session's row lock; SQLite: queued behind the write in flight
+      // on this connection, and behind another connection's write lock by the busy retry).
+      return this.#write('attemptStatus', async (db) => {
+        const lock = this.#driver.dialect === 'postgres' ? ' FOR UPDATE' : '';
+        const { rows } = await db.run(`SELECT format FROM polestar_sessions WHERE session_id = ?${lock}`, [id]);
+        const row = rows[0];
+        if (row === undefined) throw notFound(id);
+        const format = int(row.format, `polestar_sessions row of session "${id}"`, id);
+        if (format > ROW_FORMAT) throw newerRow(`session "${id}"`, format, id);
+        const rec = await this.#attemptRow(db, id, a);
+        if (rec === undefined) return 'absent';
+        switch (rec.status) {
+          case 'started':
+            return 'open';
+          case 'committed':
+          case 'aborted':
+            return rec.status;
+          default:
+            throw corrupt(`polestar_attempts row (turn ${a.turn}, attempt ${a.attempt}) of session "${id}" holds the status ${JSON.stringify(rec.status)}`, id);
+        }
+      });
+    });
+  }
+
   /** {@inheritDoc SessionStore.checkpoints} */
   checkpoints(sessionId: string): Promise<readonly CheckpointInfo[]> {
     return this.#op('checkpoints', async () => {
       const id = checkName(sessionId, 'sessionId');
-      return this.#read(async (db) => {
+      return this.#read('checkpoints', async (db) => {
         await this.#sessionRow(db, id);
         return this.#checkpointList(db, id);
       });
@@ -685,7 +776,7 @@ export class SqlSessionStoreCore implements SessionStore {
         params.push(q.after);
       }
       params.push(q.limit + 1);
-      const { rows } = await this.#read((db) =>
+      const { rows } = await this.#read('list', (db) =>
         db.run(
           `SELECT session_id, agent_id, format, committed_turn, updated_at, meta FROM polestar_sessions
            ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY session_id LIMIT ?`,
@@ -715,7 +806,7 @@ export class SqlSessionStoreCore implements SessionStore {
       const id = checkName(sessionId, 'sessionId');
       const d = checkDelete(options);
       const mine = d.lease !== undefined && d.lease.sessionId === id ? d.lease : undefined;
-      return this.#write(async (db) => {
+      return this.#write('delete', async (db) => {
         const w = `polestar_sessions row of session "${id}"`;
         for (;;) {
           const { rows } = await db.run(
@@ -755,7 +846,7 @@ export class SqlSessionStoreCore implements SessionStore {
     let first = true;
     while (left > 0) {
       const page = await this.#op('events', () =>
-        this.#read(async (db) => {
+        this.#read('events', async (db) => {
           if (first) await this.#sessionRow(db, id);
           const { rows } = await db.run(
             `SELECT ${EVENT_COLUMNS}, a.status AS status,

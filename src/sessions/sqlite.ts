@@ -16,9 +16,12 @@ import { SessionError } from './errors.js';
 import { checkInt, checkName, checkObject } from './input.js';
 import type { SqlConn, SqlDriver } from './sql-driver.js';
 import { SqlSessionStoreCore } from './sql-store.js';
+import { STORE_BOUND, type StoreBounds } from './store-bound.js';
 import type {
   AbortInput,
   AcquireOptions,
+  AttemptStatus,
+  BeginOptions,
   BegunAttempt,
   CheckpointInfo,
   CommitInput,
@@ -99,8 +102,8 @@ export class SqliteSessionStore implements SessionStore {
     return this.#core.release(lease);
   }
   /** See {@link SessionStore.begin}. */
-  begin(lease: Lease): Promise<BegunAttempt> {
-    return this.#core.begin(lease);
+  begin(lease: Lease, options?: BeginOptions): Promise<BegunAttempt> {
+    return this.#core.begin(lease, options);
   }
   /** See {@link SessionStore.append}. */
   append(lease: Lease, attempt: TurnAttempt, events: readonly NewSessionEvent[]): Promise<void> {
@@ -126,6 +129,14 @@ export class SqliteSessionStore implements SessionStore {
   load(sessionId: string, options?: { readonly turn?: number }): Promise<LoadedSession> {
     return this.#core.load(sessionId, options);
   }
+  /**
+   * See {@link SessionStore.attemptStatus}. It runs as a write transaction of this store's
+   * connection, so it waits for the transaction in flight on it, and for another
+   * connection's write lock up to `busyTimeoutMs` (then `STORE_LOCKED`).
+   */
+  attemptStatus(sessionId: string, attempt: TurnAttempt): Promise<AttemptStatus> {
+    return this.#core.attemptStatus(sessionId, attempt);
+  }
   /** See {@link SessionStore.checkpoints}. */
   checkpoints(sessionId: string): Promise<readonly CheckpointInfo[]> {
     return this.#core.checkpoints(sessionId);
@@ -147,6 +158,11 @@ export class SqliteSessionStore implements SessionStore {
     return this.#core.close();
   }
 
+  /** @internal The sessions plugin's bounds on this store's calls. */
+  [STORE_BOUND](bounds: StoreBounds): void {
+    this.#core[STORE_BOUND](bounds);
+  }
+
   /**
    * @internal Test hook: called inside every write transaction before it commits (the
    * process-level tests hang here to be killed or to hold the lock).
@@ -165,6 +181,13 @@ const isBusy = (err: unknown): boolean => {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * One turn of the event loop. libsql's file driver is synchronous: its promises resolve
+ * without ever reaching the timer phase, so a loop of back-to-back transactions would
+ * starve every timer of the process (the lease renewal first).
+ */
+const yieldToTimers = (): Promise<void> => new Promise((r) => setImmediate(r));
+
 /** @internal The libsql driver: one connection, operations one at a time, busy waits retried asynchronously. */
 class LibsqlDriver implements SqlDriver {
   readonly dialect = 'sqlite';
@@ -173,6 +196,10 @@ class LibsqlDriver implements SqlDriver {
   readonly #busyTimeoutMs: number;
   #client: Client | undefined;
   #queue: Promise<unknown> = Promise.resolve();
+  /** Calls queued or running on the connection. */
+  #pending = 0;
+  /** The bound on one store call (`SessionsPlugin({ storeTimeoutMs })`), once a plugin gave it. */
+  #callTimeoutMs: number | undefined;
   beforeCommit: (() => Promise<void>) | undefined;
 
   constructor(path: string, busyTimeoutMs: number) {
@@ -181,22 +208,66 @@ class LibsqlDriver implements SqlDriver {
     this.label = `the SQLite file ${JSON.stringify(path)}`;
   }
 
-  /** Runs `fn` after every operation queued before it. */
-  #exclusive<T>(fn: () => Promise<T>): Promise<T> {
-    const run = this.#queue.then(fn, fn);
-    this.#queue = run.catch(() => undefined);
-    return run;
+  setBounds(bounds: StoreBounds): void {
+    this.#callTimeoutMs = bounds.callTimeoutMs;
+  }
+
+  /**
+   * Runs `fn` after every operation queued before it. With a call bound, a call still
+   * queued when it passes never runs: it rejects with `STORE_ERROR` at the bound. `fn` is
+   * given the call's deadline (`Infinity` without a bound). `close()` is never bounded.
+   */
+  #exclusive<T>(call: string, fn: (deadline: number) => Promise<T>, bounded = true): Promise<T> {
+    const bound = bounded ? this.#callTimeoutMs : undefined;
+    const deadline = bound === undefined ? Infinity : Date.now() + bound;
+    const waits = this.#pending > 0;
+    this.#pending += 1;
+    const done = (): void => {
+      this.#pending -= 1;
+    };
+    if (bound === undefined || !waits) {
+      // Nothing ahead of it (or no bound): it starts at once, with no timer to arm.
+      const run = this.#queue.then(
+        () => fn(deadline),
+        () => fn(deadline),
+      );
+      run.then(done, done);
+      this.#queue = run.catch(() => undefined);
+      return run;
+    }
+    return new Promise<T>((resolve, reject) => {
+      let expired = false;
+      const timer = setTimeout(() => {
+        expired = true;
+        reject(
+          new SessionError(
+            'STORE_ERROR',
+            `store error: ${call} did not start within storeTimeoutMs (${bound} ms): it waited all that time for the one connection of ${this.label}, busy with earlier calls of this store object. It never ran (nothing was written); retry, or raise storeTimeoutMs.`,
+          ),
+        );
+      }, bound);
+      const start = async (): Promise<void> => {
+        if (expired) return;
+        clearTimeout(timer);
+        await fn(deadline).then(resolve, reject);
+      };
+      const run = this.#queue.then(start, start);
+      run.then(done, done);
+      this.#queue = run.catch(() => undefined);
+    });
   }
 
   /**
    * Runs `attempt` until it does not fail with SQLITE_BUSY, or `STORE_LOCKED` after the busy
-   * timeout. A statement that failed with SQLITE_BUSY stays active on its connection (SQLite
-   * keeps it resumable, and libsql finalizes it only when it is garbage-collected), and a
-   * connection with an active statement can not COMMIT ("SQL statements in progress"): so
-   * after a busy failure the connection is dropped and the next attempt opens a fresh one.
+   * timeout or the call's deadline, whichever comes first. A statement that failed with
+   * SQLITE_BUSY stays active on its connection (SQLite keeps it resumable, and libsql
+   * finalizes it only when it is garbage-collected), and a connection with an active
+   * statement can not COMMIT ("SQL statements in progress"): so after a busy failure the
+   * connection is dropped and the next attempt opens a fresh one.
    */
-  async #retry<T>(what: string, attempt: () => Promise<T>): Promise<T> {
-    const deadline = Date.now() + this.#busyTimeoutMs;
+  async #retry<T>(call: string, callDeadline: number, attempt: () => Promise<T>): Promise<T> {
+    const busyDeadline = Date.now() + this.#busyTimeoutMs;
+    const deadline = Math.min(busyDeadline, callDeadline);
     let delay = 2;
     for (;;) {
       try {
@@ -206,9 +277,13 @@ class LibsqlDriver implements SqlDriver {
         this.#drop();
         const left = deadline - Date.now();
         if (left <= 0) {
+          const bound =
+            callDeadline < busyDeadline
+              ? `storeTimeoutMs (${this.#callTimeoutMs ?? 0} ms, the bound on one store call)`
+              : `busyTimeoutMs (${this.#busyTimeoutMs} ms)`;
           throw new SessionError(
             'STORE_LOCKED',
-            `store locked: ${what} waited more than busyTimeoutMs (${this.#busyTimeoutMs} ms) for the write lock of ${this.label}, held by another connection (another process, or another store object on the same file). Retry, raise busyTimeoutMs, or find the long transaction.`,
+            `store locked: ${call} waited more than ${bound} for the write lock of ${this.label}, held by another connection (another process, or another store object on the same file). Nothing was written; retry, raise ${callDeadline < busyDeadline ? 'storeTimeoutMs' : 'busyTimeoutMs'}, or find the long transaction.`,
             { cause: err },
           );
         }
@@ -234,46 +309,55 @@ class LibsqlDriver implements SqlDriver {
     this.#client = undefined;
   }
 
-  #tx<T>(mode: 'write' | 'deferred', fn: (c: SqlConn) => Promise<T>): Promise<T> {
-    return this.#exclusive(async () => {
-      return this.#retry('a transaction', async () => {
-        const client = await this.#open();
-        let tx: Transaction | undefined;
-        try {
-          tx = await client.transaction(mode);
-          const t = tx;
-          const result = await fn({
-            run: async (sql, params) => {
-              const r = await t.execute({ sql, args: (params ?? []) as InValue[] });
-              return { rows: r.rows as unknown as Record<string, unknown>[], changes: r.rowsAffected };
-            },
-          });
-          if (mode === 'write' && this.beforeCommit !== undefined) await this.beforeCommit();
-          await tx.commit();
-          return result;
-        } finally {
-          tx?.close();
-        }
-      });
+  #tx<T>(mode: 'write' | 'deferred', fn: (c: SqlConn) => Promise<T>, call: string): Promise<T> {
+    return this.#exclusive(call, async (deadline) => {
+      try {
+        return await this.#retry(call, deadline, async () => {
+          const client = await this.#open();
+          let tx: Transaction | undefined;
+          try {
+            tx = await client.transaction(mode);
+            const t = tx;
+            const result = await fn({
+              run: async (sql, params) => {
+                const r = await t.execute({ sql, args: (params ?? []) as InValue[] });
+                return { rows: r.rows as unknown as Record<string, unknown>[], changes: r.rowsAffected };
+              },
+            });
+            if (mode === 'write' && this.beforeCommit !== undefined) await this.beforeCommit();
+            await tx.commit();
+            return result;
+          } finally {
+            tx?.close();
+          }
+        });
+      } finally {
+        // Let timers run between transactions (see yieldToTimers).
+        await yieldToTimers();
+      }
     });
   }
 
-  read<T>(fn: (c: SqlConn) => Promise<T>): Promise<T> {
-    return this.#tx('deferred', fn);
+  read<T>(fn: (c: SqlConn) => Promise<T>, call = 'a read'): Promise<T> {
+    return this.#tx('deferred', fn, call);
   }
 
-  write<T>(fn: (c: SqlConn) => Promise<T>): Promise<T> {
-    return this.#tx('write', fn);
+  write<T>(fn: (c: SqlConn) => Promise<T>, call = 'a write'): Promise<T> {
+    return this.#tx('write', fn, call);
   }
 
-  migrate<T>(fn: (c: SqlConn) => Promise<T>): Promise<T> {
-    return this.#tx('write', fn);
+  migrate<T>(fn: (c: SqlConn) => Promise<T>, call = 'the migration of the session tables'): Promise<T> {
+    return this.#tx('write', fn, call);
   }
 
   close(): Promise<void> {
-    return this.#exclusive(async () => {
-      this.#client?.close();
-      this.#client = undefined;
-    });
+    return this.#exclusive(
+      'store.close()',
+      async () => {
+        this.#client?.close();
+        this.#client = undefined;
+      },
+      false,
+    );
   }
 }

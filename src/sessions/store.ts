@@ -323,15 +323,19 @@ export interface SessionStore {
 
   /**
    * Takes the session's lease for `owner` when it is free, released or expired on the
-   * store's clock (epoch + 1). `SESSION_BUSY` (with `holder`) while any owner (the same
-   * one included) holds a live lease; `SESSION_NOT_FOUND`; `UNSUPPORTED_FORMAT` for a
-   * session written by a newer format.
+   * store's clock (epoch + 1), or at once when the live lease is `owner`'s own, recorded with
+   * another `incarnation` (a restarted process with a stable owner id). `SESSION_BUSY` (with
+   * `holder`) while any other live lease is held (the same owner's included, with the same
+   * incarnation or when either side has none); `SESSION_NOT_FOUND`; `UNSUPPORTED_FORMAT`
+   * for a session written by a newer format.
    */
   acquire(sessionId: string, options: AcquireOptions): Promise<Lease>;
 
   /**
    * Extends a live lease to `ttlMs` (default: the ttl it was acquired with) from now on the
-   * store's clock. `LEASE_LOST` when it is no longer current or already expired.
+   * store's clock. `LEASE_LOST` when it is no longer current or already expired; when another
+   * incarnation of the lease's own owner took the session over, that `LEASE_LOST` has the
+   * `cause` `{ reason: 'owner-reused', owner, epoch }` (so has every fenced write's).
    */
   renew(lease: Lease, options?: { readonly ttlMs?: number }): Promise<void>;
 
@@ -360,13 +364,16 @@ export interface SessionStore {
    * Commits the open attempt in one fenced transaction: its events, the *committed* record,
    * the checkpoint of `locals` and the checkpoint retention; `committedTurn` becomes
    * `turn`. Idempotent: committing an attempt this lease already committed resolves to the
-   * same result and writes nothing (retry after an unknown outcome).
+   * same result and writes nothing (retry after an unknown outcome), also once the lease has
+   * expired, as long as it is still the session's recorded lease; after another `acquire`
+   * (or a `release`) it is `LEASE_LOST`, and {@link SessionStore.attemptStatus} tells the outcome.
    */
   commit(lease: Lease, input: CommitInput): Promise<CommittedTurn>;
 
   /**
    * Ends the open attempt as *aborted* with `events`, fenced. Also ends an attempt begun
-   * under an earlier epoch (an interrupted turn found by `load`). Idempotent like `commit`.
+   * under an earlier epoch (an interrupted turn found by `load`). Idempotent like `commit`:
+   * aborting an attempt that is already aborted resolves and writes nothing.
    */
   abort(lease: Lease, input: AbortInput): Promise<void>;
 

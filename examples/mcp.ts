@@ -1,18 +1,32 @@
 /**
- * MCP tools owned by one agent: `@modelcontextprotocol/server-everything` (a real MCP
- * server, started as a child process over stdio with the MCP SDK 1.x client) is mounted
- * into the `researcher` agent with `mountMcpTools`. The researcher calls its tools; the
- * `coder` agent can not see them; disposing the researcher closes the client, and the
- * example checks that the server's child process has exited.
+ * MCP tools owned by one agent, driven by a model loop: `@modelcontextprotocol/server-everything`
+ * (a real MCP server, started as a child process over stdio with the MCP SDK 1.x client) is
+ * mounted into the `researcher` agent through the shipped bridge (`fromMcpSdkClient`). A
+ * scripted model in the OpenAI Chat Completions shape asks for two tool calls, reads their
+ * results and answers: a complete two-turn tool-calling loop, every call run by polestar
+ * (schema check, guards, events) and answered by the MCP server. The `coder` agent can not
+ * see the tools; disposing the researcher aborts its call in flight (the server gets
+ * `notifications/cancelled`) and closes the client, and the server's child process exits.
  *
- * Run: `npm run build:run && node .build/examples/mcp.js [--self-test]`
+ * Run: `npm run build && npm run build:run && node .build/examples/mcp.js [--self-test]`
  */
 import { createRequire } from 'node:module';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { Agents, AgentsPlugin, Events, Server, Tools, ToolsPlugin, type ToolExecution, type ToolResult } from '../src/index.js';
-import { mountMcpTools, type McpCallToolResult, type McpMount, type McpToolSource } from '../src/adapters/index.js';
+import { Agents, AgentsPlugin, Events, Prompts, PromptsPlugin, Server, Tools, ToolsPlugin, type SystemContext, type ToolExecution, type ToolResult } from 'polestar-di';
+import {
+  executeToolCall,
+  fromMcpSdkClient,
+  fromOpenAIChatToolCall,
+  mountMcpTools,
+  prepareTurn,
+  toOpenAIChatToolMessage,
+  toOpenAIChatTools,
+  type McpMount,
+  type OpenAIChatFunctionCall,
+  type OpenAIChatTool,
+  type OpenAIChatToolMessage,
+} from 'polestar-di/adapters';
 
 const failures: string[] = [];
 function check(what: string, ok: boolean, detail: unknown = ''): void {
@@ -20,20 +34,48 @@ function check(what: string, ok: boolean, detail: unknown = ''): void {
   if (!ok) failures.push(what);
 }
 
-/** The bridge from the MCP SDK 1.x client to polestar's structural source: these few lines are all the glue. */
-function fromMcpSdkClient(client: Client): McpToolSource {
-  return {
-    listTools: (cursor) => client.listTools(cursor === undefined ? undefined : { cursor }),
-    // 1.x: callTool(params, resultSchema?, options?); the signal sends notifications/cancelled on abort
-    callTool: (name, args, signal) => client.callTool({ name, arguments: { ...args } }, undefined, { signal }) as Promise<McpCallToolResult>,
-    close: () => client.close(),
-    onToolsChanged: (listener) => client.setNotificationHandler(ToolListChangedNotificationSchema, () => listener()),
-  };
+// ---- a scripted model in the Chat Completions shape (stands in for `openai.chat.completions.create`)
+type Message =
+  | { role: 'system' | 'user'; content: string }
+  | { role: 'assistant'; content: string | null; tool_calls?: OpenAIChatFunctionCall[] }
+  | OpenAIChatToolMessage;
+const requests: { messages: Message[]; tools: OpenAIChatTool[] }[] = [];
+function model(request: { messages: Message[]; tools: OpenAIChatTool[] }): Extract<Message, { role: 'assistant' }> {
+  requests.push({ messages: [...request.messages], tools: request.tools });
+  const results = request.messages.filter((m): m is OpenAIChatToolMessage => m.role === 'tool');
+  if (results.length === 0) {
+    // first turn: call two of the tools it was shown
+    return {
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        { id: 'call_1', type: 'function', function: { name: 'ev_get-sum', arguments: JSON.stringify({ a: 2, b: 40 }) } },
+        { id: 'call_2', type: 'function', function: { name: 'ev_echo', arguments: JSON.stringify({ message: 'polestar' }) } },
+      ],
+    };
+  }
+  // second turn: answer from the tool results
+  return { role: 'assistant', content: `The tools said: ${results.map((r) => r.content).join(' / ')}` };
+}
+
+/** One user message, run to the model's final answer: the glue between the model and polestar. */
+async function ask(ctx: SystemContext, question: string): Promise<string> {
+  const turn = await prepareTurn(ctx); // system prompt + the tools this agent may use
+  const messages: Message[] = [{ role: 'system', content: turn.system }, { role: 'user', content: question }];
+  for (;;) {
+    const reply = model({ messages, tools: toOpenAIChatTools(turn.tools) });
+    messages.push(reply);
+    if (reply.tool_calls === undefined || reply.tool_calls.length === 0) return reply.content ?? '';
+    for (const call of reply.tool_calls) {
+      const result = await executeToolCall(ctx, turn, fromOpenAIChatToolCall(call, ctx.signal));
+      messages.push(toOpenAIChatToolMessage(result));
+    }
+  }
 }
 
 // ---- the deployment
 const server = new Server();
-server.addPlugins(new ToolsPlugin(), new AgentsPlugin());
+server.addPlugins(new ToolsPlugin(), new PromptsPlugin(), new AgentsPlugin());
 await server.finish();
 const app = server.createContext();
 app.get(Events).on('tools/result', (e: ToolExecution, r: ToolResult) => {
@@ -55,6 +97,8 @@ t0 = performance.now();
 const researcher = await app.get(Agents).create({
   id: 'researcher',
   setup: async (ctx) => {
+    ctx.get(Prompts).section({ name: 'persona', order: 0, text: 'You research with the tools you are given.' });
+    // from the mount on, the agent owns the client: its disposal closes it
     mount = await mountMcpTools(ctx, fromMcpSdkClient(client), { prefix: 'ev_' });
   },
 });
@@ -63,7 +107,17 @@ const names = mount?.names ?? [];
 console.log(`mounted ${names.length} tools in ${Math.round(performance.now() - t0)} ms: ${names.join(', ')}`);
 check('every tool of server-everything is mounted under the prefix', names.length >= 10 && names.includes('ev_echo') && names.includes('ev_get-sum'), names);
 
-// ---- calls as the researcher
+// ---- the model loop, in one turn of the researcher
+const turnCtx = researcher.agent.ctx.child();
+const answer = await ask(turnCtx, 'What is 2 + 40, and can you echo my name?');
+console.log(`  model: ${answer}`);
+check('the model was shown the mounted tools (in the Chat Completions shape)', requests[0]?.tools.some((t) => t.function.name === 'ev_get-sum') === true, requests[0]?.tools.length);
+check('two model turns: tool calls, then an answer', requests.length === 2, requests.length);
+check("the second turn carried the server's results back", requests[1]?.messages.filter((m) => m.role === 'tool').length === 2, requests[1]?.messages);
+check('the answer is built from what the MCP server computed', answer.includes('42') && answer.includes('Echo: polestar'), answer);
+await turnCtx.dispose();
+
+// ---- direct calls as the researcher
 const tools = researcher.agent.ctx.get(Tools);
 const echo = await tools.execute({ callId: 'c1', name: 'ev_echo', arguments: { message: 'hello from polestar' } });
 check('echo answers with the server text as content', echo.content === 'Echo: hello from polestar', echo);

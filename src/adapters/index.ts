@@ -61,4 +61,6 @@ export type { PreparedTurn } from './prepare-turn.js';
 export { mountMcpTools, McpMountError, MCP_DEFAULT_SCHEMA_DIALECT } from './mcp.js';
 export type { McpMount, McpMountOptions } from './mcp.js';
 export { McpToolError } from './mcp-result.js';
+export { fromMcpSdkClient, fromMcpSdkV2Client } from './mcp-sdk-client.js';
+export type { McpSdkClientLike, McpSdkV2ClientLike } from './mcp-sdk-client.js';
 export type { McpTool, McpListToolsResult, McpContentPart, McpCallToolResult, McpToolSource } from './mcp-result.js';

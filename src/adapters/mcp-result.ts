@@ -42,14 +42,18 @@ export interface McpCallToolResult {
   readonly content?: readonly McpContentPart[];
   /** `true`: the tool failed (the call becomes `EXECUTION_ERROR`). */
   readonly isError?: boolean;
-  /** The structured result, for tools that declare an `outputSchema`. */
-  readonly structuredContent?: { readonly [key: string]: unknown };
+  /**
+   * The structured result, for tools that declare an `outputSchema`: any JSON value (an
+   * object in MCP's 2025 revisions; typed `unknown` by the MCP SDK 2.x, so its results fit
+   * as they are). It is kept in the polestar result's `output`, which must be JSON.
+   */
+  readonly structuredContent?: unknown;
 }
 
 /**
- * An MCP server as `mountMcpTools` needs it: four functions in MCP's wire shapes, so any
- * client fits with a few lines of bridge (see docs/adapters-and-mcp.md for the MCP SDK
- * 1.x and 2.x bridges).
+ * An MCP server as `mountMcpTools` needs it: four functions in MCP's wire shapes. The MCP
+ * SDK clients fit through `fromMcpSdkClient` (1.x) and `fromMcpSdkV2Client` (2.x); any
+ * other client fits with a few lines of bridge.
  */
 export interface McpToolSource {
   /** MCP `tools/list`: one page, starting at `cursor` (absent: the first page). */

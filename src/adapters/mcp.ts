@@ -260,7 +260,7 @@ class Mount implements McpMount {
       this.#onCtxAbort = () => void this.#shutdownOnce(signal.reason).catch(() => undefined);
       signal.addEventListener('abort', this.#onCtxAbort, { once: true });
       // the name as a plain string: #postExecute reads any decision defensively (typed
-      // listeners are checked against EventMap, whose decision has no `output` until SPEC 11.2 lands)
+      // listeners are checked against EventMap, whose decision carries no `output`)
       this.#offListener = this.#events.on('tools/post-execute' as string, this.#postExecute, { prepend: true });
       const onChanged = this.#source.onToolsChanged;
       if (typeof onChanged === 'function') {
@@ -369,7 +369,9 @@ class Mount implements McpMount {
         const tool = tools[i] as unknown;
         const name = (tool as { name?: unknown } | null)?.name;
         if (tool === null || typeof tool !== 'object' || typeof name !== 'string' || name === '') {
-          throw new McpMountError(`source.listTools() listed ${describeValue(tool)} at index ${i}, not a tool with a non-empty name; check the source's listTools bridge.`);
+          throw new McpMountError(
+            `source.listTools() listed ${describeValue(tool)} at index ${i}${typeof name === 'string' ? ' named ""' : ''}, not a tool with a non-empty name: the MCP server's listing is invalid (or the source's listTools bridge is); fix the server, or wrap the source to drop that entry.`,
+          );
         }
         listed.push(tool as McpTool);
       }
@@ -455,25 +457,56 @@ class Mount implements McpMount {
 
   // ------------------------------------------------------------------ calls
 
+  /**
+   * One call of a mounted tool. The source gets a signal of this call alone, aborted by the
+   * tool's signal (unregistered, mount disposed) or the execution's: every listener is
+   * removed when the call settles, so nothing of a call outlives it (a signal combined
+   * with `AbortSignal.any` from the long-lived tool signal would stay behind, and so would
+   * a listener an SDK adds to a signal it is given and never removes).
+   */
   #call(mcpName: string, toolSignal: AbortSignal, args: unknown, execution: ToolExecution): Promise<ShapedResult['output']> {
     const es = (execution as { signal?: AbortSignal | undefined } | undefined)?.signal;
-    const signal = es === undefined ? toolSignal : AbortSignal.any([toolSignal, es]);
+    const call = new AbortController();
+    const signal = call.signal;
     const p = new Promise<ShapedResult['output']>((resolve, reject) => {
-      const onAbort = (): void => reject(abortedError(mcpName, signal.reason));
-      if (signal.aborted) return onAbort();
-      signal.addEventListener('abort', onAbort, { once: true });
+      const aborted = toolSignal.aborted ? toolSignal : es?.aborted === true ? es : undefined;
+      if (aborted !== undefined) {
+        reject(abortedError(mcpName, aborted.reason));
+        return;
+      }
+      // the call settles once: at its first abort, or with the source's answer
+      const done = (): void => {
+        toolSignal.removeEventListener('abort', onTool);
+        es?.removeEventListener('abort', onExecution);
+      };
+      const onTool = (): void => {
+        done();
+        call.abort(toolSignal.reason);
+        reject(abortedError(mcpName, toolSignal.reason));
+      };
+      const onExecution = (): void => {
+        done();
+        call.abort((es as AbortSignal).reason);
+        reject(abortedError(mcpName, (es as AbortSignal).reason));
+      };
+      toolSignal.addEventListener('abort', onTool);
+      es?.addEventListener('abort', onExecution);
       const a = args === undefined ? {} : (args as { readonly [key: string]: unknown });
       Promise.resolve()
         .then(() => this.#source.callTool(mcpName, a, signal))
         .then(
           (result) => {
+            done();
             const shaped = shapeResult(mcpName, result);
             if (execution !== undefined) this.#shaped.set(execution.token, shaped);
             resolve(shaped.output);
           },
+          (err: unknown) => {
+            done();
+            reject(err);
+          },
         )
-        .catch(reject)
-        .finally(() => signal.removeEventListener('abort', onAbort));
+        .catch(reject);
     });
     const tracked = p.catch(() => undefined);
     this.#inflight.add(tracked);

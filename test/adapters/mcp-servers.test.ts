@@ -1,6 +1,7 @@
 /**
  * mountMcpTools against real MCP servers from npm (`@modelcontextprotocol/server-memory` and
- * `-filesystem`), each a child process over stdio through the MCP SDK 1.x client: both
+ * `-filesystem`), each a child process over stdio through the MCP SDK 1.x client and the
+ * shipped `fromMcpSdkClient` bridge: both
  * mounted into one agent under prefixes, called as that agent, refused to another, and
  * their processes gone once the agent is disposed.
  */
@@ -8,8 +9,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agents, AgentsPlugin, Server, Tools, ToolsPlugin, type AgentHandle } from '../../src/index.js';
-import { mountMcpTools, type McpMount } from '../../src/adapters/index.js';
-import { fromMcpSdkClient, isAlive, startServer } from './mcp-sdk-bridge.js';
+import { fromMcpSdkClient, mountMcpTools, type McpMount } from '../../src/adapters/index.js';
+import { isAlive, startServer } from './mcp-sdk-bridge.js';
 
 let dir: string;
 let server: Server;

@@ -7,8 +7,13 @@
  * A call past its bound is abandoned, not cancelled: the promise the store returned is
  * still observed (its late settlement is ignored), and polestar's own stores stop the work
  * themselves (they are told the bound through the store-bound hook).
+ *
+ * The calls of one store share one bound, so their deadlines come in the order the calls
+ * were made: they wait in one queue watched by one timer (armed at most once per bound,
+ * never one per call), which keeps the cost of a turn's store calls to a few small objects.
  */
 import { SessionError, isSessionError } from './errors.js';
+import { storeChannel, trace, type Mutable, type StoreOperation, type StoreTraceContext } from '../observability/channels.js';
 import type {
   AbortInput,
   AcquireOptions,
@@ -94,6 +99,88 @@ export function outcomeUnknown(err: unknown): boolean {
   return true;
 }
 
+/** One store call in flight, waiting in {@link Deadlines}: `reject` is cleared once it settled. */
+class Watch {
+  next: Watch | undefined = undefined;
+  readonly deadline: number;
+  readonly call: string;
+  readonly sessionId: string | undefined;
+  reject: ((err: unknown) => void) | undefined;
+
+  constructor(deadline: number, call: string, sessionId: string | undefined, reject: (err: unknown) => void) {
+    this.deadline = deadline;
+    this.call = call;
+    this.sessionId = sessionId;
+    this.reject = reject;
+  }
+}
+
+/**
+ * The calls in flight of one store, oldest first. Every call gets the same bound, so the
+ * queue is in deadline order and one timer, armed for the oldest call still in flight,
+ * watches them all. A settled call at the head is dropped at once (so the queue stays as
+ * long as the calls in flight, plus the settled ones behind a slow one); a settled call
+ * keeps no reference to its result. The timer is unref'd: a call in flight never keeps
+ * the process alive.
+ */
+class Deadlines {
+  readonly #ms: number;
+  #head: Watch | undefined;
+  #tail: Watch | undefined;
+  /** The deadline the armed timer stands for; `undefined` while none is armed. */
+  #due: number | undefined;
+
+  constructor(ms: number) {
+    this.#ms = ms;
+  }
+
+  add(call: string, sessionId: string | undefined, reject: (err: unknown) => void): Watch {
+    const watch = new Watch(performance.now() + this.#ms, call, sessionId, reject);
+    if (this.#tail === undefined) this.#head = watch;
+    else this.#tail.next = watch;
+    this.#tail = watch;
+    if (this.#due === undefined) this.#arm(watch.deadline);
+    return watch;
+  }
+
+  done(watch: Watch): void {
+    watch.reject = undefined;
+    if (watch === this.#head) this.#dropSettled(watch);
+  }
+
+  #dropSettled(from: Watch | undefined): void {
+    let w = from;
+    while (w !== undefined && w.reject === undefined) w = w.next;
+    this.#head = w;
+    if (w === undefined) this.#tail = undefined;
+  }
+
+  #arm(deadline: number): void {
+    this.#due = deadline;
+    setTimeout(this.#fire, Math.max(1, Math.ceil(deadline - performance.now()))).unref();
+  }
+
+  readonly #fire = (): void => {
+    // The timer firing means its deadline has come, whatever performance.now() says (a
+    // timer may fire a fraction of a millisecond early, or run on a test's fake clock).
+    const now = Math.max(performance.now(), this.#due as number);
+    this.#due = undefined;
+    let w = this.#head;
+    while (w !== undefined && (w.reject === undefined || w.deadline <= now)) {
+      const reject = w.reject;
+      if (reject !== undefined) {
+        w.reject = undefined;
+        const err = storeTimeoutError(w.call, w.sessionId, this.#ms);
+        timeouts.add(err);
+        reject(err);
+      }
+      w = w.next;
+    }
+    this.#dropSettled(w);
+    if (this.#head !== undefined) this.#arm(this.#head.deadline);
+  };
+}
+
 /** @internal What runs before a fenced write of one lease (a due renewal); `undefined` when nothing has to. */
 export interface WriteGuard {
   beforeWrite(): Promise<void> | undefined;
@@ -119,11 +206,13 @@ export class BoundedStore implements SessionStore {
   readonly timeoutMs: number;
   readonly #incarnation: string;
   readonly #guards = new WeakMap<Lease, WriteGuard>();
+  readonly #deadlines: Deadlines;
 
   constructor(inner: SessionStore, options: BoundedStoreOptions) {
     this.inner = inner;
     this.timeoutMs = options.timeoutMs;
     this.#incarnation = options.incarnation;
+    this.#deadlines = new Deadlines(options.timeoutMs);
   }
 
   /** True when the store can report an attempt's status (`attemptStatus`). */
@@ -141,10 +230,39 @@ export class BoundedStore implements SessionStore {
     this.#guards.delete(lease);
   }
 
-  /** One call of the inner store, bounded. */
+  /**
+   * One call of the inner store, bounded (watched by the shared deadline queue: no timer of
+   * its own); one `polestar:store` trace when that channel has subscribers.
+   */
   call<T>(call: string, sessionId: string | undefined, run: () => Promise<T>): Promise<T> {
-    const ms = this.timeoutMs;
-    return bounded(run, ms, () => storeTimeoutError(call, sessionId, ms));
+    if (storeChannel.hasSubscribers) {
+      const context: Mutable<StoreTraceContext> = sessionId === undefined ? { op: call as StoreOperation } : { op: call as StoreOperation, sessionId };
+      return trace(storeChannel, context, undefined, () => this.#bounded(call, sessionId, run));
+    }
+    return this.#bounded(call, sessionId, run);
+  }
+
+  #bounded<T>(call: string, sessionId: string | undefined, run: () => Promise<T>): Promise<T> {
+    let p: Promise<T>;
+    try {
+      p = Promise.resolve(run());
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    const deadlines = this.#deadlines;
+    return new Promise<T>((resolve, reject) => {
+      const watch = deadlines.add(call, sessionId, reject);
+      p.then(
+        (v) => {
+          deadlines.done(watch);
+          resolve(v);
+        },
+        (e: unknown) => {
+          deadlines.done(watch);
+          reject(e);
+        },
+      );
+    });
   }
 
   /** A fenced write: a due renewal first (awaited, bounded), then the bounded write. */

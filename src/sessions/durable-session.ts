@@ -1,5 +1,5 @@
 /**
- * `DurableSession` (SPEC §12): an agent with one session whose turns are committed to a
+ * `DurableSession`: an agent with one session whose turns are committed to a
  * `SessionStore`. Turns run one at a time; each writes a fenced *started* record, then one
  * transaction on commit (history changes, `TurnLog` events, the committed record and a
  * checkpoint of the persisted locals) or an *aborted* record on failure, after which the
@@ -19,11 +19,29 @@ import { LeaseKeeper } from './lease-keeper.js';
 import { bounded, isStoreTimeout, outcomeUnknown, storeTimeoutError } from './bounded-call.js';
 import type { InterruptedTurn, LiveRuntime, SessionEventRecord } from './runtime.js';
 import { deserializeLocals, insertLocals, restoreInPlace, serializeLocals, type LocalHomes, type RestoredLocal } from './serializers.js';
-import type { AttemptStatus, BegunAttempt, CommitInput, Lease, LoadedSession, NewSessionEvent, PersistedLocal, StoredSessionEvent, TurnAttempt } from './store.js';
+import { checkTurnKey } from './input.js';
+import type { AttemptStatus, BeginOptions, BegunAttempt, CommitInput, Lease, LoadedSession, NewSessionEvent, PersistedLocal, StoredSessionEvent, TurnAttempt } from './store.js';
 import { TurnLog, type TurnSink } from './turn-log.js';
+import { trace, turnChannel, type Mutable, type TurnTraceContext } from '../observability/channels.js';
 
 /** A turn's function: runs in the turn context (which holds a `Scratchpad` and the `TurnLog`). */
 export type TurnFn<R> = (turnCtx: SystemContext, session: Session) => R | Promise<R>;
+
+/** Options of {@link DurableSession.turn}. */
+export interface DurableTurnOptions {
+  /**
+   * The application's key of this turn, e.g. the id of the user message it handles (a
+   * non-empty, well-formed string without NUL, at most 1024 characters), stored with the
+   * attempt. A `turn()` whose key is the key of a committed turn of this session, among its
+   * last `keepCheckpoints` turns (at least the last one), rejects with
+   * `TURN_ALREADY_COMMITTED` (its `turn` says which) without running `fn` and without
+   * changing anything: the answer to "was my retried message applied?", also after a
+   * `COMMIT_UNKNOWN`, a crash or a resume in another process. A turn undone by a rollback no
+   * longer counts. Needs a store whose `turnKeys` is `true` (the memory, SQLite and
+   * PostgreSQL stores); with any other, a keyed `turn()` rejects with a `TypeError`.
+   */
+  readonly key?: string;
+}
 
 /** A kept checkpoint of a durable session. */
 export interface SessionCheckpoint {
@@ -79,7 +97,13 @@ type Ledger =
    * rollback aborts it first.
    */
   | { readonly kind: 'maybe-open'; readonly attempt: TurnAttempt | undefined }
-  | PendingCommit;
+  | PendingCommit
+  /**
+   * The pending commit's outcome is being found out, and the live session made to agree
+   * (advanced, or put back): a turn or a rollback waits for `done` (shared by `turn()`,
+   * `rollback()` and `resolvePending()`).
+   */
+  | { readonly kind: 'resolving'; readonly pending: PendingCommit; readonly done: Promise<Found> };
 
 /** How a pending commit was found to have ended. */
 type Found =
@@ -89,6 +113,10 @@ type Found =
   | { readonly outcome: 'unknown'; readonly error: unknown };
 
 const SETTLED: Ledger = Object.freeze({ kind: 'settled' });
+
+type KnownFound = Exclude<Found, { readonly outcome: 'unknown' }>;
+/** What `resolvePending()` answers when no commit's outcome was ever unknown. */
+const NEVER_PENDING: KnownFound = Object.freeze({ outcome: 'committed' });
 
 interface BufferedEvent extends NewSessionEvent {
   /** True for a `TurnLog` event (written with an aborted record), false for a history change. */
@@ -212,12 +240,10 @@ export class DurableSession implements AsyncDisposable {
   #busyDone: Promise<void> | undefined;
   #restoring = false;
   #closing: Promise<void> | undefined;
-  /** What is known of the store's side between turns: settled, an attempt maybe left open, or a commit pending. */
+  /** What is known of the store's side between turns: settled, an attempt maybe left open, a commit pending, or being resolved. */
   #ledger: Ledger = SETTLED;
-  /** The resolution of the pending commit in progress (shared by `turn()`, `rollback()` and `resolvePending()`). */
-  #resolving: Promise<Found> | undefined;
-  /** The outcome of the last commit whose outcome was unknown, once found out. */
-  #lastFound: 'committed' | 'not-committed' = 'committed';
+  /** How the last commit whose outcome was unknown ended, once found out. */
+  #lastFound: KnownFound = NEVER_PENDING;
 
   /** @internal Made by `Sessions.create` / `Sessions.resume`. */
   constructor(rt: LiveRuntime, mode: 'create' | 'resume', open: OpenSnapshot) {
@@ -267,6 +293,11 @@ export class DurableSession implements AsyncDisposable {
     return this.#lease;
   }
 
+  /** @internal When the lease expires as this process knows it (ms since the epoch); `undefined` without a kept lease (for `inspect`). */
+  get _leaseExpiresAt(): number | undefined {
+    return this.#keeper?.expiresAt;
+  }
+
   // ------------------------------------------------------------------ turns
 
   /**
@@ -284,15 +315,63 @@ export class DurableSession implements AsyncDisposable {
    * last committed turn; retry the turn) when it did not. While the store stays unreachable
    * it rejects with `COMMIT_UNKNOWN` (`turn`, `attempt`): the turn is then pending, and every
    * later `turn()`/`rollback()` first finds out its outcome, rejecting with `COMMIT_UNKNOWN`
-   * without running anything until it can (see {@link DurableSession.resolvePending}).
+   * without running anything until it can. Call {@link DurableSession.resolvePending} before
+   * running that turn again: a later `turn()` that finds the pending one committed still
+   * runs its own `fn`, so retrying the same message blindly would store it twice.
+   *
+   * `options.key` makes a retry safe without that call: give each message its own key
+   * (e.g. the id the client sent it with), and a `turn()` with the key of a turn already
+   * committed rejects with `TURN_ALREADY_COMMITTED` without running `fn` (see
+   * {@link DurableTurnOptions.key}); the check costs no extra store round trip. A malformed
+   * `options` rejects with a `TypeError` naming the option.
    */
-  turn<R>(fn: TurnFn<R>): Promise<Awaited<R>> {
+  turn<R>(fn: TurnFn<R>, options?: DurableTurnOptions): Promise<Awaited<R>> {
+    if (turnChannel.hasSubscribers) {
+      // one `polestar:turn` trace per durable turn (the session turn it runs publishes none)
+      const agent = this.#agent;
+      const context: Mutable<TurnTraceContext> = { agentId: agent?.id ?? '', sessionId: this.id, durable: true };
+      return trace(turnChannel, context, agent?.ctx.server, () => this.#turnOf(fn, options, context));
+    }
+    return this.#turnOf(fn, options, undefined);
+  }
+
+  /** {@link DurableSession.turn}; `traced`: its `polestar:turn` context object, when traced. */
+  #turnOf<R>(fn: TurnFn<R>, options: DurableTurnOptions | undefined, traced: Mutable<TurnTraceContext> | undefined): Promise<Awaited<R>> {
     if (typeof fn !== 'function') {
       return Promise.reject(new TypeError(`durableSession.turn(fn) on session "${this.id}": fn must be a function (turnCtx, session) => result, got ${describeValue(fn)}.`));
     }
+    let key: string | undefined;
+    try {
+      key = this.#turnKey(options);
+    } catch (err) {
+      return Promise.reject(err);
+    }
     const refused = this.#refuse('turn()') ?? this.#refuseBusy('turn()');
     if (refused !== undefined) return Promise.reject(refused);
-    return this.#runExclusive('turn', () => this.#runTurn(fn));
+    return this.#runExclusive('turn', () => this.#runTurn(fn, traced, key));
+  }
+
+  /** The checked `key` of `turn(fn, options)` (read once); a `TypeError` naming the option otherwise. */
+  #turnKey(options: unknown): string | undefined {
+    const what = `durableSession.turn(fn, options) on session "${this.id}"`;
+    if (options === undefined) return undefined;
+    if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+      throw new TypeError(`${what}: options must be an object such as { key }, got ${describeValue(options)}.`);
+    }
+    let raw: unknown;
+    try {
+      raw = (options as { key?: unknown }).key;
+    } catch (err) {
+      throw new TypeError(`${what}: options.key could not be read: ${errorText(err)}.`, { cause: err });
+    }
+    const key = checkTurnKey(raw, `${what}: options.key`);
+    if (key !== undefined && this.#rt.store.inner.turnKeys !== true) {
+      throw new TypeError(
+        `${what}: options.key needs a store that records turn keys, and this store's turnKeys is not true, so it could not tell whether a turn with that key was committed. ` +
+          'Use MemorySessionStore, SqliteSessionStore or PostgresSessionStore (or a store that implements keys), or run the turn without a key.',
+      );
+    }
+    return key;
   }
 
   /**
@@ -307,9 +386,10 @@ export class DurableSession implements AsyncDisposable {
    */
   resolvePending(): Promise<'committed' | 'not-committed'> {
     const ledger = this.#ledger;
-    if (ledger.kind !== 'commit-unknown') return this.#resolving === undefined ? Promise.resolve(this.#lastFound) : this.#resolving.then(() => this.#lastFound);
-    return this.#resolve(ledger).then((found) => {
-      if (found.outcome === 'unknown') throw this.#commitUnknown(ledger, found.error);
+    if (ledger.kind !== 'commit-unknown' && ledger.kind !== 'resolving') return Promise.resolve(this.#lastFound.outcome);
+    const pending = ledger.kind === 'resolving' ? ledger.pending : ledger;
+    return this.#resolve(pending).then((found) => {
+      if (found.outcome === 'unknown') throw this.#commitUnknown(pending, found.error);
       return found.outcome;
     });
   }
@@ -350,6 +430,9 @@ export class DurableSession implements AsyncDisposable {
    * failing deserializer or `restore` rejects with `DESERIALIZE_FAILED` and leaves the
    * store and this session as they were. A local whose serializer has `restore` is
    * restored in place; any other is replaced (re-read it from the context afterwards).
+   * When the store's answer is lost (a timeout, a dropped connection), the rollback may or
+   * may not have been applied: the session is disposed and this rejects with `STORE_ERROR`;
+   * resume the session to continue from what the store holds.
    */
   rollback(turn: number): Promise<void> {
     if (typeof turn !== 'number' || !Number.isSafeInteger(turn) || turn < 0) {
@@ -429,8 +512,9 @@ export class DurableSession implements AsyncDisposable {
       }
       throw this.#alreadyExists();
     }
+    const sent = performance.now();
     const lease = await store.acquire(this.id, { owner: this.#rt.owner, ttlMs: this.#rt.leaseTtlMs });
-    if (!this.#adopt(lease)) return;
+    if (!this.#adopt(lease, sent)) return;
     const loaded = await store.load(this.id);
     if (loaded.info.agentId !== agent.id) {
       throw new SessionError(
@@ -503,6 +587,7 @@ export class DurableSession implements AsyncDisposable {
       session = openSession(agent);
       this.#session = session;
       const locals = serializeLocals(rt.serializers, this.#homes(), this.id);
+      const sent = performance.now();
       const lease = await rt.store.create({
         sessionId: this.id,
         agentId: agent.id,
@@ -511,7 +596,7 @@ export class DurableSession implements AsyncDisposable {
         meta: this.#meta,
         locals,
       });
-      if (!this.#adopt(lease)) return;
+      if (!this.#adopt(lease, sent)) return;
       this.#committedLocals = locals;
     } else {
       const loaded = this.#loaded as LoadedSession;
@@ -535,9 +620,13 @@ export class DurableSession implements AsyncDisposable {
         if (!Array.isArray(messages)) {
           throw new TypeError(`SessionsPlugin({ interrupted }): for session "${this.id}" turn ${it.turn} it must return an array of chat messages, got ${describeValue(messages)}.`);
         }
-        await this.#runTurn((_ctx, s) => {
-          for (const m of messages as readonly ChatMessage[]) s.history.append(m);
-        });
+        await this.#runTurn(
+          (_ctx, s) => {
+            for (const m of messages as readonly ChatMessage[]) s.history.append(m);
+          },
+          undefined,
+          undefined,
+        );
       }
     }
     if (this.#tornDown) return;
@@ -587,15 +676,19 @@ export class DurableSession implements AsyncDisposable {
     );
   }
 
-  /** Keeps a lease this transaction obtained; if the session was torn down meanwhile, gives it up at once. */
-  #adopt(lease: Lease): boolean {
+  /**
+   * Keeps a lease this transaction obtained (`sent`: `performance.now()` before the call
+   * that obtained it, where the store started counting its TTL); if the session was torn
+   * down meanwhile, gives it up at once.
+   */
+  #adopt(lease: Lease, sent: number): boolean {
     if (this.#tornDown) {
       const { store } = this.#rt;
       void (this.#mode === 'create' ? store.delete(this.id, { lease }) : store.release(lease)).catch(noop);
       return false;
     }
     this.#lease = lease;
-    const keeper = new LeaseKeeper(this.#rt.store, lease, this.#rt.leaseTtlMs, (err) => this.#leaseLost(err));
+    const keeper = new LeaseKeeper(this.#rt.store, lease, this.#rt.leaseTtlMs, (err) => this.#leaseLost(err), sent);
     this.#keeper = keeper;
     keeper.start();
     return true;
@@ -650,7 +743,7 @@ export class DurableSession implements AsyncDisposable {
     const agent = this.agent;
     const bus = eventBusOf(agent.ctx.server);
     if (bus === undefined) return [];
-    // The payload is EventMap's: one frozen object per event (events room contract).
+    // The payload is EventMap's: one frozen object per event.
     const payload: SessionEventInfo | SessionLeaseLostInfo = Object.freeze({
       sessionId: this.id,
       agentId: agent.id,
@@ -667,7 +760,7 @@ export class DurableSession implements AsyncDisposable {
     this.#keeper?.stop();
     // While a commit's outcome is being found out, turn() settles first (a committed turn
     // resolves): the end of the session is announced right after (#resolve).
-    if (this.#resolving !== undefined) return;
+    if (this.#ledger.kind === 'resolving') return;
     this.#endLost(err);
   }
 
@@ -734,9 +827,10 @@ export class DurableSession implements AsyncDisposable {
    */
   async #settleLedger(kind: 'turn' | 'rollback'): Promise<void> {
     const ledger = this.#ledger;
-    if (ledger.kind === 'commit-unknown') {
-      const found = await this.#resolve(ledger);
-      if (found.outcome === 'unknown') throw this.#commitUnknown(ledger, found.error);
+    if (ledger.kind === 'commit-unknown' || ledger.kind === 'resolving') {
+      const pending = ledger.kind === 'resolving' ? ledger.pending : ledger;
+      const found = await this.#resolve(pending);
+      if (found.outcome === 'unknown') throw this.#commitUnknown(pending, found.error);
     }
     if (kind === 'rollback' && this.#ledger.kind === 'maybe-open') {
       try {
@@ -758,7 +852,7 @@ export class DurableSession implements AsyncDisposable {
     this.#ledger = SETTLED;
   }
 
-  async #runTurn<R>(fn: TurnFn<R>): Promise<Awaited<R>> {
+  async #runTurn<R>(fn: TurnFn<R>, traced: Mutable<TurnTraceContext> | undefined, key: string | undefined): Promise<Awaited<R>> {
     const rt = this.#rt;
     const store = rt.store;
     const lease = this.#lease as Lease;
@@ -766,16 +860,27 @@ export class DurableSession implements AsyncDisposable {
     const refused = this.#refuse('turn()');
     if (refused !== undefined && this.#state !== 'closing') throw refused;
     const t = new TurnState(this, (ts) => this.#flush(ts));
-    const attempt = await this.#begin(lease);
+    let attempt: BegunAttempt;
+    try {
+      // With a key, the store refuses it (TURN_ALREADY_COMMITTED, writing nothing) when a recent committed turn has it.
+      const keyed: BeginOptions | undefined = key === undefined ? undefined : { key, keyWindow: Math.max(1, rt.keepCheckpoints) };
+      attempt = await (this.#ledger.kind === 'maybe-open' ? this.#beginSuperseding(lease, keyed) : keyed === undefined ? store.begin(lease) : store.begin(lease, keyed));
+    } catch (err) {
+      throw this.#beginFailed(err);
+    }
     t.attempt = attempt;
+    if (traced !== undefined) {
+      traced.turn = attempt.turn;
+      traced.attempt = attempt.attempt;
+    }
     if (this.#tornDown) throw this.#notCommitted(attempt.turn, undefined);
     this.#turn = t;
     let outcome: Outcome<Awaited<R>>;
     try {
-      const value = await this.session.turn((turnCtx, s) => {
+      const value = await this.session._turn((turnCtx, s) => {
         turnCtx.insert(TurnLog, t.log);
         return fn(turnCtx, s);
-      });
+      }, traced);
       outcome = { ok: true, value };
     } catch (error) {
       outcome = { ok: false, error };
@@ -827,7 +932,7 @@ export class DurableSession implements AsyncDisposable {
           }
           const failure = this.#storeFailure(err);
           if (!this.#tornDown) {
-            await this.#abortAttempt(lease, attempt, logEvents(t), `commit failed: ${errorText(err)}`);
+            await this.#abortOrSupersede(lease, attempt, logEvents(t), `commit failed: ${errorText(err)}`);
             await this.#restore(this.#committedLocals);
           }
           throw failure;
@@ -839,56 +944,70 @@ export class DurableSession implements AsyncDisposable {
       }
     }
     const error = (outcome as { error: unknown }).error;
-    await this.#abortAttempt(lease, attempt, logEvents(t), errorText(error));
+    await this.#abortOrSupersede(lease, attempt, logEvents(t), errorText(error));
     if (!this.#tornDown) await this.#restore(this.#committedLocals);
     throw error;
   }
 
   /**
-   * Writes the started record. After a `begin` or `abort` whose outcome was unknown it
+   * Writes the started record after a `begin` or `abort` whose outcome was unknown: it
    * supersedes the attempt that may have been left open (`replaceOpen`; on a store that
-   * does not know the option, by aborting that attempt first). A `begin` whose own outcome
-   * is unknown rejects with `STORE_ERROR`: `fn` did not run, so nothing of it can commit.
+   * does not know the option, by aborting that attempt first). A turn with a settled ledger
+   * calls `store.begin(lease)` directly (no extra step on the happy path).
    */
-  async #begin(lease: Lease): Promise<BegunAttempt> {
+  async #beginSuperseding(lease: Lease, keyed: BeginOptions | undefined): Promise<BegunAttempt> {
     const store = this.#rt.store;
-    const ledger = this.#ledger;
-    const supersede = ledger.kind === 'maybe-open';
+    let attempt: BegunAttempt;
     try {
-      let attempt: BegunAttempt;
-      try {
-        attempt = await (supersede ? store.begin(lease, { replaceOpen: true }) : store.begin(lease));
-      } catch (err) {
-        if (!supersede || !isSessionError(err, 'SESSION_BUSY')) throw err;
-        await this.#abortStale();
-        attempt = await store.begin(lease);
-      }
-      if (this.#ledger === ledger) this.#ledger = SETTLED;
-      return attempt;
+      attempt = await store.begin(lease, { ...keyed, replaceOpen: true });
     } catch (err) {
-      const locked = isSessionError(err, 'STORE_LOCKED');
-      if (!locked && !outcomeUnknown(err)) throw this.#storeFailure(err);
-      // Superseding an attempt that is not there costs nothing: after a lock wait too.
-      if (this.#ledger.kind === 'settled') this.#ledger = { kind: 'maybe-open', attempt: undefined };
-      if (locked) throw err;
-      throw new SessionError(
-        'STORE_ERROR',
-        `turn ${this.#committedTurn + 1} of session "${this.id}" did not start: store.begin() failed (${errorText(err)}); fn did not run, so nothing of the turn was committed. ` +
-          'Retry the turn (it supersedes the attempt that may have been left open)' +
-          (isStoreTimeout(err) ? '.' : ', and check the store if it keeps failing.'),
-        { sessionId: this.id, cause: err },
-      );
+      if (!isSessionError(err, 'SESSION_BUSY')) throw err;
+      await this.#abortStale();
+      attempt = await (keyed === undefined ? store.begin(lease) : store.begin(lease, keyed));
+    }
+    this.#ledger = SETTLED;
+    return attempt;
+  }
+
+  /**
+   * The error a turn whose started record failed rejects with. A `begin` whose outcome is
+   * unknown (or a lock wait) may have left an attempt open: the next turn supersedes it, and
+   * this turn rejects with `STORE_ERROR` (`fn` did not run, so nothing of it can commit).
+   */
+  #beginFailed(err: unknown): unknown {
+    const locked = isSessionError(err, 'STORE_LOCKED');
+    if (!locked && !outcomeUnknown(err)) return this.#storeFailure(err);
+    // Superseding an attempt that is not there costs nothing: after a lock wait too.
+    if (this.#ledger.kind === 'settled') this.#ledger = { kind: 'maybe-open', attempt: undefined };
+    if (locked) return err;
+    return new SessionError(
+      'STORE_ERROR',
+      `turn ${this.#committedTurn + 1} of session "${this.id}" did not start: store.begin() failed (${errorText(err)}); fn did not run, so nothing of the turn was committed. ` +
+        'Retry the turn (it supersedes the attempt that may have been left open)' +
+        (isStoreTimeout(err) ? ', or raise storeTimeoutMs if the store is only slow.' : ', and check the store if it keeps failing.'),
+      { sessionId: this.id, cause: err },
+    );
+  }
+
+  /**
+   * Writes the aborted record. True when it was written (or refused for a lost lease:
+   * nothing of this lease can be written any more); false when it may not have been, so
+   * the attempt may still be open. Never rejects.
+   */
+  async #abortAttempt(lease: Lease, attempt: TurnAttempt, events: readonly NewSessionEvent[], reason: string): Promise<boolean> {
+    try {
+      await this.#rt.store.abort(lease, { turn: attempt.turn, attempt: attempt.attempt, events, reason });
+      return true;
+    } catch (err) {
+      if (!isSessionError(err, 'LEASE_LOST')) return false;
+      this.#storeFailure(err);
+      return true;
     }
   }
 
-  /** Writes the aborted record; when it may not have been written, the next `begin` supersedes the attempt. Never rejects. */
-  async #abortAttempt(lease: Lease, attempt: TurnAttempt, events: readonly NewSessionEvent[], reason: string): Promise<void> {
-    try {
-      await this.#rt.store.abort(lease, { turn: attempt.turn, attempt: attempt.attempt, events, reason });
-    } catch (err) {
-      if (isSessionError(err, 'LEASE_LOST')) this.#storeFailure(err);
-      else this.#ledger = { kind: 'maybe-open', attempt: { turn: attempt.turn, attempt: attempt.attempt } };
-    }
+  /** {@link DurableSession.#abortAttempt}; when the record may not have been written, the next `begin` supersedes the attempt. */
+  async #abortOrSupersede(lease: Lease, attempt: TurnAttempt, events: readonly NewSessionEvent[], reason: string): Promise<void> {
+    if (!(await this.#abortAttempt(lease, attempt, events, reason))) this.#ledger = { kind: 'maybe-open', attempt: { turn: attempt.turn, attempt: attempt.attempt } };
   }
 
   /** The live session takes `turn` as committed (history mark, locals, `committedTurn`). */
@@ -901,35 +1020,56 @@ export class DurableSession implements AsyncDisposable {
   /**
    * Finds out how `pending` ended and makes the live session agree: committed → it
    * advances; not committed → an attempt still open is aborted and the history and locals
-   * go back to the last committed turn. Still unknown → the ledger stays pending. One
-   * resolution at a time (shared).
+   * go back to the last committed turn. Still unknown → the ledger is `pending` again. One
+   * resolution at a time, shared: while it runs the ledger is `resolving`, so a turn or a
+   * rollback started meanwhile waits until the live session agrees with the store.
    */
   #resolve(pending: PendingCommit): Promise<Found> {
-    if (this.#resolving !== undefined) return this.#resolving;
+    const current = this.#ledger;
+    if (current.kind === 'resolving') return current.pending === pending ? current.done : current.done.then(() => this.#resolveAgain(pending));
+    if (current !== pending) return Promise.resolve(this.#lastFound);
+    /** The ledger once the session agrees with the store (an attempt whose abort could not be written may be open). */
+    let after: Ledger = SETTLED;
     const run = async (): Promise<Found> => {
       const found = await this.#findOut(pending);
-      if (this.#ledger !== pending || found.outcome === 'unknown') return found;
-      this.#ledger = SETTLED;
-      this.#lastFound = found.outcome;
+      if (found.outcome === 'unknown') return found;
+      this.#lastFound = found;
       if (found.outcome === 'committed') {
         this.#advance(pending.attempt.turn, pending.input.locals);
         if (!this.#tornDown) await this.#emit('session/turn-committed').catch(noop);
         return found;
       }
       if (found.status === 'open') {
-        await this.#abortAttempt(this.#lease as Lease, pending.attempt, pending.log, `commit outcome unknown, then found not applied: ${errorText(pending.cause)}`);
+        const ended = await this.#abortAttempt(this.#lease as Lease, pending.attempt, pending.log, `commit outcome unknown, then found not applied: ${errorText(pending.cause)}`);
+        if (!ended) after = { kind: 'maybe-open', attempt: { turn: pending.attempt.turn, attempt: pending.attempt.attempt } };
       }
       if (!this.#tornDown) await this.#restore(this.#committedLocals);
       return found;
     };
-    const p = run().finally(() => {
-      this.#resolving = undefined;
+    const end = (found: Found | undefined): void => {
+      if (this.#ledger === resolving) this.#ledger = found?.outcome === 'unknown' ? pending : after;
       const lost = this.#lost;
       // A lease lost meanwhile ends the session once the turn has settled.
       if (lost !== undefined && !this.#tornDown) setImmediate(() => void (this.#tornDown || this.#endLost(lost)));
-    });
-    this.#resolving = p;
-    return p;
+    };
+    const done = run().then(
+      (found) => {
+        end(found);
+        return found;
+      },
+      (err: unknown) => {
+        end(undefined);
+        throw err;
+      },
+    );
+    const resolving: Ledger = { kind: 'resolving', pending, done };
+    this.#ledger = resolving;
+    return done;
+  }
+
+  /** After another resolution ended: `pending`'s own, if it is still the one pending. */
+  #resolveAgain(pending: PendingCommit): Promise<Found> {
+    return this.#ledger === pending ? this.#resolve(pending) : Promise.resolve(this.#lastFound);
   }
 
   /** Asks the store how `pending` ended: bounded retries for at most `storeTimeoutMs`. */
@@ -991,8 +1131,9 @@ export class DurableSession implements AsyncDisposable {
     return new SessionError(
       'COMMIT_UNKNOWN',
       `turn ${turn} (attempt ${attempt}) of session "${this.id}": store.commit() failed (${errorText(pending.cause)}) and whether it was applied could not be found out ` +
-        `(${errorText(error)}). The turn is pending: committedTurn stays ${this.#committedTurn}, and turn() and rollback() reject with COMMIT_UNKNOWN until ` +
-        'durableSession.resolvePending() (or the next turn()) finds the outcome. Check the store, or raise storeTimeoutMs.',
+        `(${errorText(error)}). The turn is pending: committedTurn stays ${this.#committedTurn}, and turn() and rollback() reject with COMMIT_UNKNOWN until its outcome is found. ` +
+        "Once the store is back, call durableSession.resolvePending() before running the turn again: 'committed' means it is stored (do not run it again), " +
+        "'not-committed' means it is not (retry it). Check the store, or raise storeTimeoutMs if it is only slow.",
       { sessionId: this.id, cause: error, turn, attempt },
     );
   }
@@ -1023,13 +1164,15 @@ export class DurableSession implements AsyncDisposable {
 
   #notCommitted(turn: number, error: unknown): unknown {
     if (this.#lost !== undefined) {
-      return new SessionError('LEASE_LOST', `turn ${turn} of session "${this.id}" was not committed: the session lost its lease (${this.#lost.message}).`, {
+      return new SessionError('LEASE_LOST', `turn ${turn} of session "${this.id}" was not committed: the session lost its lease (${this.#lost.message}); resume it (sessions.resume) and retry the turn.`, {
         sessionId: this.id,
         cause: this.#lost,
       });
     }
     if (error !== undefined) return error;
-    return new SessionError('SESSION_CLOSED', `turn ${turn} of session "${this.id}" was not committed: the session was disposed while it ran.`, { sessionId: this.id });
+    return new SessionError('SESSION_CLOSED', `turn ${turn} of session "${this.id}" was not committed: the session was disposed while it ran; resume it (sessions.resume) and retry the turn.`, {
+      sessionId: this.id,
+    });
   }
 
   /**
@@ -1085,6 +1228,7 @@ export class DurableSession implements AsyncDisposable {
       await store.rollback(lease, turn);
     } catch (err) {
       this.#undoRestores(undo);
+      if (outcomeUnknown(err)) throw await this.#rollbackUnknown(turn, err);
       throw this.#storeFailure(err);
     }
     this.#restoring = true;
@@ -1104,6 +1248,25 @@ export class DurableSession implements AsyncDisposable {
     this.#committedMark = this.session.history._mark();
     this.#committedLocals = target.checkpoint.locals;
     await this.#emit('session/rolled-back').catch(noop);
+  }
+
+  /**
+   * A rollback whose outcome is unknown (a timeout, a connection lost after it was sent):
+   * the store may be at `turn` or where it was, and this session can not tell which, so it
+   * must not run another turn on either timeline. It is disposed (its lease released: a
+   * resume right after works) and the rollback rejects with `STORE_ERROR`.
+   */
+  async #rollbackUnknown(turn: number, err: unknown): Promise<SessionError> {
+    const was = this.#committedTurn;
+    await this.dispose().catch(noop);
+    return new SessionError(
+      'STORE_ERROR',
+      `durableSession.rollback(${turn}) on session "${this.id}": store.rollback() failed (${errorText(err)}) and may or may not have been applied, ` +
+        `so the store is at turn ${turn} or still at turn ${was}. The session was disposed so that no turn runs on the wrong one: ` +
+        `resume it (sessions.resume) to continue from what the store holds (its committedTurn tells which), then roll back again if needed` +
+        (isStoreTimeout(err) ? ', or raise storeTimeoutMs if the store is only slow.' : '.'),
+      { sessionId: this.id, cause: err },
+    );
   }
 
   /**

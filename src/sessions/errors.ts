@@ -1,5 +1,5 @@
 /**
- * The error of durable sessions and their stores (SPEC §12.1): one class, switched on by `code`.
+ * The error of durable sessions and their stores: one class, switched on by `code`.
  */
 
 /**
@@ -27,7 +27,12 @@
  * - `COMMIT_UNKNOWN`: a turn's commit was sent but its outcome could not be found out
  *   because the store stays unreachable (`turn` and `attempt` say which). Until it is
  *   resolved, `turn()` and `rollback()` reject with it without running anything; call
- *   `durableSession.resolvePending()` (or just the next `turn()`) once the store is back.
+ *   `durableSession.resolvePending()` once the store is back, and re-run the turn only when
+ *   it answers `'not-committed'` (re-running it blindly stores its message twice).
+ * - `TURN_ALREADY_COMMITTED`: `turn(fn, { key })` with the key of a turn of this session
+ *   that is committed already (among the last `keepCheckpoints` turns; `turn` says which):
+ *   `fn` did not run and nothing changed. The retried message was applied; do not send it
+ *   again.
  */
 export type SessionErrorCode =
   | 'SESSION_BUSY'
@@ -44,7 +49,8 @@ export type SessionErrorCode =
   | 'UNKNOWN_LOCAL'
   | 'STORE_LOCKED'
   | 'STORE_ERROR'
-  | 'COMMIT_UNKNOWN';
+  | 'COMMIT_UNKNOWN'
+  | 'TURN_ALREADY_COMMITTED';
 
 /** Every {@link SessionErrorCode}, in the order its documentation lists them. */
 export const SESSION_ERROR_CODES: readonly SessionErrorCode[] = Object.freeze([
@@ -63,6 +69,7 @@ export const SESSION_ERROR_CODES: readonly SessionErrorCode[] = Object.freeze([
   'STORE_LOCKED',
   'STORE_ERROR',
   'COMMIT_UNKNOWN',
+  'TURN_ALREADY_COMMITTED',
 ] as const);
 
 /** Who holds a lease, as a `SESSION_BUSY` error reports it. */
@@ -83,7 +90,7 @@ export interface SessionErrorOptions {
   readonly cause?: unknown;
   /** For `SESSION_BUSY` caused by another owner's lease: who holds it. */
   readonly holder?: LeaseHolder;
-  /** For `COMMIT_UNKNOWN`: the turn whose commit outcome is unknown. */
+  /** For `COMMIT_UNKNOWN`: the turn whose commit outcome is unknown; for `TURN_ALREADY_COMMITTED`: the committed turn with that key. */
   readonly turn?: number;
   /** For `COMMIT_UNKNOWN`: the attempt of that turn. */
   readonly attempt?: number;
@@ -102,7 +109,7 @@ export class SessionError extends Error {
   readonly sessionId: string | undefined;
   /** For `SESSION_BUSY` caused by another owner's lease: who holds it and for how long. */
   readonly holder: LeaseHolder | undefined;
-  /** For `COMMIT_UNKNOWN`: the turn whose commit outcome is unknown. */
+  /** For `COMMIT_UNKNOWN`: the turn whose commit outcome is unknown; for `TURN_ALREADY_COMMITTED`: the committed turn with that key. */
   readonly turn: number | undefined;
   /** For `COMMIT_UNKNOWN`: the attempt of that turn. */
   readonly attempt: number | undefined;

@@ -46,7 +46,7 @@ export type {
   SessionListPage,
 } from './sessions.js';
 export { DurableSession } from './durable-session.js';
-export type { TurnFn, SessionCheckpoint } from './durable-session.js';
+export type { TurnFn, SessionCheckpoint, DurableTurnOptions } from './durable-session.js';
 export { TurnLog } from './turn-log.js';
 export type { LocalSerializer, SerializerEntry } from './serializers.js';
 export type { SessionEventRecord, InterruptedTurn, InterruptedHandler } from './runtime.js';

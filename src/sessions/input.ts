@@ -137,13 +137,39 @@ export function leaseOf(sessionId: string, owner: string, epoch: number, incarna
 }
 
 /** @internal Checked options of `begin`. */
-export function checkBegin(value: unknown): { replaceOpen: boolean } {
+export function checkBegin(value: unknown): CheckedBegin {
   return guarded('options', () => {
     const o = checkObject<BeginOptions>(value, 'store.begin(lease, options)', true);
     const replaceOpen = o.replaceOpen ?? false;
     if (typeof replaceOpen !== 'boolean') throw new TypeError(`store.begin(lease, options): options.replaceOpen must be a boolean, got ${describeValue(replaceOpen)}.`);
-    return { replaceOpen };
+    const key = checkTurnKey(o.key, 'store.begin(lease, options): options.key');
+    const keyWindow = o.keyWindow === undefined ? DEFAULT_KEEP_CHECKPOINTS : checkInt(o.keyWindow, 'store.begin(lease, options): options.keyWindow', 1);
+    return { replaceOpen, key, keyWindow };
   });
+}
+
+/** @internal What {@link checkBegin} returns. */
+export interface CheckedBegin {
+  readonly replaceOpen: boolean;
+  /** The turn's key, if it has one. */
+  readonly key: string | undefined;
+  /** How many of the last committed turns the key is compared with. */
+  readonly keyWindow: number;
+}
+
+/** @internal A checked optional turn key (a name: non-empty, well-formed, no NUL, at most 1024 characters). */
+export function checkTurnKey(value: unknown, what: string): string | undefined {
+  return value === undefined ? undefined : checkName(value, what);
+}
+
+/** @internal The `TURN_ALREADY_COMMITTED` of a begin whose key is the key of committed turn `turn`. */
+export function alreadyCommitted(sessionId: string, key: string, turn: number): SessionError {
+  return new SessionError(
+    'TURN_ALREADY_COMMITTED',
+    `turn already committed: turn ${turn} of session "${sessionId}" was committed with the key ${describeValue(key)}, so this turn was not started and nothing was written. ` +
+      'The message it carries is stored already: do not send it again.',
+    { sessionId, turn },
+  );
 }
 
 /** @internal Checked options of `renew`: the new ttl, or `undefined` to keep the lease's. */

@@ -38,13 +38,26 @@ export class LeaseKeeper implements WriteGuard {
     this.#renewedAt = acquiredAt;
   }
 
-  /** Starts the timer and the write-path renewal (idempotent; nothing after `stop()`). */
+  /**
+   * Starts the timer and the write-path renewal (idempotent; nothing after `stop()`). A
+   * lease already due for a renewal (its acquisition answered slowly) is renewed at once.
+   */
   start(): void {
     if (this.#timer !== undefined || this.#stopped) return;
     const timer = setInterval(() => void this.#renew().catch(noop), this.#every);
     timer.unref();
     this.#timer = timer;
     this.#store.track(this.#lease, this);
+    if (performance.now() - this.#renewedAt >= this.#every) void this.#renew().catch(noop);
+  }
+
+  /**
+   * @internal When the lease expires as this process knows it (ms since the epoch, like
+   * `Date.now()`): the last successful renewal's send time (or the acquisition's) plus the
+   * TTL. Conservative: the store's own expiry is at or after it. Read by `inspect`.
+   */
+  get expiresAt(): number {
+    return Math.round(performance.timeOrigin + this.#renewedAt + this.#ttlMs);
   }
 
   /** Stops renewing for good. */

@@ -6,6 +6,7 @@
 import type { JsonValue } from '../tools/lossless-json.js';
 import { SessionError } from './errors.js';
 import {
+  alreadyCommitted,
   busyAttempt,
   busyLease,
   checkAbort,
@@ -87,6 +88,8 @@ interface MemAttempt {
   endRev: number;
   endSeq: number;
   reason: string | undefined;
+  /** The turn's key given to `begin`, if any. */
+  readonly key: string | undefined;
 }
 
 interface MemCheckpoint {
@@ -117,6 +120,11 @@ interface MemSession {
   readonly unpinned: Set<number>;
   readonly rollbacks: { readonly rev: number; readonly toTurn: number }[];
   /**
+   * The keys of the committed turns of the current timeline that were begun with one, by
+   * turn: set by a commit, dropped for the turns a rollback supersedes.
+   */
+  readonly keys: Map<number, string>;
+  /**
    * `laterMin[i]` is the lowest `toTurn` of `rollbacks[i..]` (rollbacks are in `rev`
    * order), so an event's status takes a binary search, not a walk over every rollback;
    * made on demand, dropped by each new rollback.
@@ -140,6 +148,8 @@ const attemptKey = (turn: number, attempt: number): string => `${turn}:${attempt
  * Returned bodies and locals are deep-frozen.
  */
 export class MemorySessionStore implements SessionStore {
+  /** {@inheritDoc SessionStore.turnKeys} */
+  readonly turnKeys = true;
   readonly #sessions = new Map<string, MemSession>();
   readonly #now: () => number;
   #closed = false;
@@ -177,6 +187,7 @@ export class MemorySessionStore implements SessionStore {
       unpinned: new Set(),
       laterMin: undefined,
       rollbacks: [],
+      keys: new Map(),
       leaseOwner: c.owner,
       leaseIncarnation: c.incarnation,
       leaseEpoch: 1,
@@ -235,6 +246,12 @@ export class MemorySessionStore implements SessionStore {
     const l = checkLease(lease);
     const o = checkBegin(options);
     const { s, now } = this.#fence(l, 'begin');
+    if (o.key !== undefined) {
+      // the committed turns of the current timeline among the last keyWindow ones
+      for (let turn = s.committedTurn; turn >= 1 && turn > s.committedTurn - o.keyWindow; turn--) {
+        if (s.keys.get(turn) === o.key) throw alreadyCommitted(s.sessionId, o.key, turn);
+      }
+    }
     if (s.open !== undefined) {
       if (!o.replaceOpen || s.open.epoch !== l.epoch) throw busyAttempt(s.sessionId, s.open, 'beginning another');
       // begun with this very lease, by a begin (or left by an abort) whose reply was lost
@@ -243,7 +260,7 @@ export class MemorySessionStore implements SessionStore {
     const turn = s.committedTurn + 1;
     const attempt = (s.maxAttempt.get(turn) ?? 0) + 1;
     s.maxAttempt.set(turn, attempt);
-    s.attempts.set(attemptKey(turn, attempt), { status: 'started', epoch: l.epoch, startedAt: now, endedAt: 0, endRev: 0, endSeq: 0, reason: undefined });
+    s.attempts.set(attemptKey(turn, attempt), { status: 'started', epoch: l.epoch, startedAt: now, endedAt: 0, endRev: 0, endSeq: 0, reason: undefined, key: o.key });
     s.open = { turn, attempt, epoch: l.epoch };
     this.#touch(s, now);
     return { turn, attempt, startedAt: new Date(now) };
@@ -279,8 +296,10 @@ export class MemorySessionStore implements SessionStore {
       throw notOpen(s.sessionId, c, s.open, 'commit');
     }
     this.#push(s, c, c.events, now);
-    this.#end(s, c, 'committed', undefined, now);
+    const key = this.#end(s, c, 'committed', undefined, now).key;
     s.committedTurn = c.turn;
+    if (key === undefined) s.keys.delete(c.turn);
+    else s.keys.set(c.turn, key);
     s.checkpoints.set(c.turn, { turn: c.turn, locals: c.locals, createdAt: now, pinned: false, label: undefined });
     for (const turn of s.unpinned) {
       if (turn < c.turn && turn <= c.turn - c.keepCheckpoints) {
@@ -306,8 +325,8 @@ export class MemorySessionStore implements SessionStore {
     this.#end(s, a, 'aborted', a.reason, now);
   }
 
-  /** Ends the open attempt `a` of `s` (its events already pushed). */
-  #end(s: MemSession, a: TurnAttempt, status: 'committed' | 'aborted', reason: string | undefined, now: number): void {
+  /** Ends the open attempt `a` of `s` (its events already pushed); returns its record. */
+  #end(s: MemSession, a: TurnAttempt, status: 'committed' | 'aborted', reason: string | undefined, now: number): MemAttempt {
     this.#touch(s, now);
     const rec = s.attempts.get(attemptKey(a.turn, a.attempt)) as MemAttempt;
     rec.status = status;
@@ -316,6 +335,7 @@ export class MemorySessionStore implements SessionStore {
     rec.endSeq = s.events.length;
     rec.reason = reason;
     s.open = undefined;
+    return rec;
   }
 
   /** {@inheritDoc SessionStore.attemptStatus} */
@@ -345,6 +365,8 @@ export class MemorySessionStore implements SessionStore {
         s.unpinned.delete(k);
       }
     }
+    // the later turns are superseded: their keys no longer count
+    for (let k = s.committedTurn; k > t; k--) s.keys.delete(k);
     s.committedTurn = t;
   }
 

@@ -1,5 +1,5 @@
 /**
- * `SessionsPlugin` (SPEC §12.1): installs `Sessions` over one `SessionStore`.
+ * `SessionsPlugin`: installs `Sessions` over one `SessionStore`.
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
@@ -15,6 +15,13 @@ import { checkSerializers, type SerializerEntry } from './serializers.js';
 import { Sessions } from './sessions.js';
 import type { SessionStore } from './store.js';
 import { applyStoreBounds } from './store-bound.js';
+
+const registries = new WeakMap<Server, SessionRegistry>();
+
+/** @internal The live durable sessions of `server`, `undefined` when `SessionsPlugin` was not added (read by `inspect`). */
+export function sessionRegistryOf(server: Server): SessionRegistry | undefined {
+  return registries.get(server);
+}
 
 /** Options of {@link SessionsPlugin}. */
 export interface SessionsPluginOptions {
@@ -148,6 +155,7 @@ export class SessionsPlugin implements Plugin {
       throw new ServerError('SessionsPlugin: a global of token Sessions already exists; add SessionsPlugin once and do not insert Sessions by hand.');
     }
     server._leakProbes.add(() => registry.live());
+    registries.set(server, registry);
   }
 
   /** Closes the store when the plugin made it (a store given in the options is the caller's). */

@@ -81,6 +81,8 @@ export type PostgresSessionStoreOptions =
  * a schema or rows written by a newer polestar-di are refused with `UNSUPPORTED_FORMAT`.
  */
 export class PostgresSessionStore implements SessionStore {
+  /** {@inheritDoc SessionStore.turnKeys} */
+  readonly turnKeys = true;
   readonly #core: SqlSessionStoreCore;
   readonly #driver: PgDriver;
 

@@ -46,6 +46,7 @@ export type InterruptedHandler = (turn: InterruptedTurn, session: Session) => re
 export interface RegistryEntry {
   readonly id: string;
   readonly isDisposed: boolean;
+  /** @internal Published: `sessions.get(id)` returns it (a top-level `@internal` keeps its members, so this one is tagged too). */
   readonly _published: boolean;
 }
 
@@ -73,6 +74,11 @@ export class SessionRegistry<S extends RegistryEntry = RegistryEntry> {
   get(id: string): S | undefined {
     const s = this.#byId.get(id);
     return s !== undefined && s._published && !s.isDisposed ? s : undefined;
+  }
+
+  /** @internal Every session holding its id (loading or published), oldest first (for `inspect`). */
+  values(): IterableIterator<S> {
+    return this.#byId.values();
   }
 
   /** Leak probe: every session still holding its id. */

@@ -1,5 +1,5 @@
 /**
- * Serializers say which locals of a durable session persist (SPEC §12.1, §13.1): each maps
+ * Serializers say which locals of a durable session persist: each maps
  * a token to a stable key, a version, the context whose own local it snapshots, the two
  * functions between the value and lossless JSON, and optionally `restore`, which puts a
  * stored value back into a live instance in place.

@@ -1,5 +1,5 @@
 /**
- * `Sessions`: the view `ctx.get(Sessions)` returns (SPEC §12.1), bound to `ctx`, which owns
+ * `Sessions`: the view `ctx.get(Sessions)` returns, bound to `ctx`, which owns
  * the agents and durable sessions it opens. `create` and `resume` are one owned
  * transaction each, built on the agent create transaction: the session id and the agent id
  * are reserved before any await, and acquiring the lease, loading, `setup` and restoring

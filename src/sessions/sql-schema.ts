@@ -88,10 +88,14 @@ function v1(dialect: SqlDialect): string[] {
 
 /**
  * Version 2: the incarnation of the lease's owner, recorded with the lease (`NULL` for a
- * lease taken without one, and for every lease of a version 1 database).
+ * lease taken without one, and for every lease of a version 1 database); the application's
+ * key of a turn, recorded with its attempt by `begin` (`NULL` for a turn without one, and for
+ * every attempt of a version 1 database). A keyed `begin` looks the key up among the attempts
+ * of a few turns of one session: the primary key `(session_id, turn, attempt)` bounds that
+ * scan, so no index of its own.
  */
 function v2(): string[] {
-  return ['ALTER TABLE polestar_sessions ADD COLUMN lease_incarnation text'];
+  return ['ALTER TABLE polestar_sessions ADD COLUMN lease_incarnation text', 'ALTER TABLE polestar_attempts ADD COLUMN turn_key text'];
 }
 
 /** @internal Migrations by the version they lead to. */

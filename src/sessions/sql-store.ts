@@ -15,6 +15,7 @@ import type { JsonValue } from '../tools/lossless-json.js';
 import { SessionError } from './errors.js';
 import {
   ROW_FORMAT,
+  alreadyCommitted,
   busyAttempt,
   busyLease,
   checkAbort,
@@ -89,8 +90,21 @@ const fenceParams = (l: Lease): SqlValue[] => [l.sessionId, l.owner, l.epoch];
 
 const EVENT_COLUMNS = 'e.seq, e.turn, e.attempt, e.kind, e.format, e.body, e.at';
 
+/**
+ * The attempts `k` of session row `p` that hold a committed turn of the current timeline
+ * among the last `?` (keyWindow) turns, begun with the key `?`: committed, at most
+ * `committed_turn`, and not superseded by a rollback made after the commit to an earlier turn.
+ */
+const KEYED_CONDITION = `k.turn <= p.committed_turn AND k.turn > p.committed_turn - ? AND k.turn_key = ? AND k.status = 'committed'
+  AND NOT EXISTS (SELECT 1 FROM polestar_rollbacks r WHERE r.session_id = k.session_id AND r.rev > k.end_rev AND r.to_turn < k.turn)`;
+
+/** {@link KEYED_CONDITION} as a subquery of an UPDATE of `polestar_sessions`. */
+const KEYED_TURN = `SELECT 1 FROM polestar_attempts k WHERE k.session_id = polestar_sessions.session_id AND ${KEYED_CONDITION.replaceAll('p.committed_turn', 'polestar_sessions.committed_turn')}`;
+
 /** @internal */
 export class SqlSessionStoreCore implements SessionStore {
+  /** {@inheritDoc SessionStore.turnKeys} */
+  readonly turnKeys = true;
   readonly #driver: SqlDriver;
   readonly #text = new Map<string, string>();
   #ready: Promise<void> | undefined;
@@ -342,24 +356,38 @@ export class SqlSessionStoreCore implements SessionStore {
       const o = checkBegin(options);
       return this.#write('begin', async (db) => {
         const postgres = this.#driver.dialect === 'postgres';
+        const keyed = o.key !== undefined;
+        // A keyed begin opens nothing when a committed turn of the current timeline among
+        // the last keyWindow ones has the key (checked in the same statement: no round trip
+        // of its own). The only commit of this session that could run concurrently is one of
+        // this same lease, whose outcome the sessions plugin finds out before its next begin.
         const opening = `UPDATE polestar_sessions SET rev = rev + 1, updated_at = {now}, open_turn = committed_turn + 1, open_epoch = lease_epoch,
                open_attempt = (SELECT COALESCE(MAX(a.attempt), 0) + 1 FROM polestar_attempts a
                                WHERE a.session_id = polestar_sessions.session_id AND a.turn = polestar_sessions.committed_turn + 1)
-             WHERE ${FENCE} AND open_turn IS NULL`;
+             WHERE ${FENCE} AND open_turn IS NULL${keyed ? ` AND NOT EXISTS (${KEYED_TURN})` : ''}`;
+        const params = keyed ? [...fenceParams(l), o.keyWindow, o.key as string] : fenceParams(l);
         let rows: readonly SqlRow[];
         for (;;) {
           // PostgreSQL: the started record in the same statement (one round trip fewer).
           ({ rows } = await db.run(
             postgres
               ? `WITH u AS (${opening} RETURNING session_id, open_turn, open_attempt, lease_epoch, updated_at)
-                 INSERT INTO polestar_attempts (session_id, turn, attempt, status, epoch, started_at)
-                 SELECT session_id, open_turn, open_attempt, 'started', lease_epoch, updated_at FROM u
+                 INSERT INTO polestar_attempts (session_id, turn, attempt, status, epoch, started_at, turn_key)
+                 SELECT session_id, open_turn, open_attempt, 'started', lease_epoch, updated_at, CAST(? AS text) FROM u
                  RETURNING turn AS open_turn, attempt AS open_attempt, started_at AS updated_at`
               : `${opening} RETURNING open_turn, open_attempt, updated_at`,
-            fenceParams(l),
+            postgres ? [...params, o.key ?? null] : params,
           ));
           if (rows.length > 0) break;
           const row = await this.#diagnose(db, l, 'begin');
+          if (keyed) {
+            const found = await db.run(
+              `SELECT k.turn FROM polestar_sessions p JOIN polestar_attempts k ON k.session_id = p.session_id
+               WHERE p.session_id = ? AND ${KEYED_CONDITION} ORDER BY k.turn DESC LIMIT 1`,
+              [l.sessionId, o.keyWindow, o.key as string],
+            );
+            if (found.rows.length > 0) throw alreadyCommitted(l.sessionId, o.key as string, int(found.rows[0].turn, `polestar_attempts row of session "${l.sessionId}"`, l.sessionId));
+          }
           const open = this.#openOf(row, l.sessionId);
           // (an attempt ended by a concurrent call of the same holder in between: try again)
           if (open === undefined) continue;
@@ -373,12 +401,13 @@ export class SqlSessionStoreCore implements SessionStore {
         const attempt = int(rows[0].open_attempt, where, l.sessionId);
         const now = int(rows[0].updated_at, where, l.sessionId);
         if (!postgres) {
-          await db.run("INSERT INTO polestar_attempts (session_id, turn, attempt, status, epoch, started_at) VALUES (?, ?, ?, 'started', ?, ?)", [
+          await db.run("INSERT INTO polestar_attempts (session_id, turn, attempt, status, epoch, started_at, turn_key) VALUES (?, ?, ?, 'started', ?, ?, ?)", [
             l.sessionId,
             turn,
             attempt,
             l.epoch,
             now,
+            o.key ?? null,
           ]);
         }
         return { turn, attempt, startedAt: new Date(now) };

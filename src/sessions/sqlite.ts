@@ -67,6 +67,8 @@ export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 5000;
  * its operations one at a time.
  */
 export class SqliteSessionStore implements SessionStore {
+  /** {@inheritDoc SessionStore.turnKeys} */
+  readonly turnKeys = true;
   /** The absolute path of the database file. */
   readonly path: string;
   readonly #core: SqlSessionStoreCore;

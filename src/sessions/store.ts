@@ -1,5 +1,5 @@
 /**
- * The storage contract of durable sessions (SPEC §12.3): the `SessionStore` interface and
+ * The storage contract of durable sessions: the `SessionStore` interface and
  * the values it takes and returns. Stores implement it; `SessionsPlugin` is built on it.
  *
  * Storage model (every store):
@@ -8,7 +8,8 @@
  * - an **append-only event log** per session, `seq` contiguous from 1; each event belongs to
  *   one attempt `(turn, attempt)` of a turn;
  * - one **attempt record** per turn attempt, keyed by turn and attempt: written *started*
- *   by {@link SessionStore.begin}, ended *committed* or *aborted* exactly once;
+ *   by {@link SessionStore.begin} (with the turn's key, if it has one), ended *committed*
+ *   or *aborted* exactly once;
  * - a **checkpoint** of the serialized locals per committed turn (checkpoint 0 by
  *   {@link SessionStore.create}); kept: checkpoint 0, the last `keepCheckpoints` turns',
  *   the last committed turn's and every pinned one;
@@ -257,6 +258,22 @@ export interface BeginOptions {
    * lost: that attempt never ran anything that could commit.
    */
   readonly replaceOpen?: boolean;
+  /**
+   * The application's key of this turn (a non-empty, well-formed string without NUL, at most
+   * 1024 characters), recorded with the attempt. When a committed turn of the current
+   * timeline among the last `keyWindow` turns (turns `committedTurn - keyWindow + 1` to
+   * `committedTurn`) was begun with the same key, `begin` rejects with
+   * `TURN_ALREADY_COMMITTED` (its `turn` is that turn) and writes nothing: checked in the
+   * same transaction that opens the attempt, so the answer costs no extra round trip. A turn
+   * superseded by a rollback no longer counts. Only stores whose
+   * {@link SessionStore.turnKeys} is `true` honour it.
+   */
+  readonly key?: string;
+  /**
+   * How many of the last committed turns `key` is compared with (an integer >= 1; default
+   * 20). The sessions plugin passes its `keepCheckpoints` (at least 1).
+   */
+  readonly keyWindow?: number;
 }
 
 /**
@@ -316,6 +333,16 @@ export interface EventsQuery {
  */
 export interface SessionStore {
   /**
+   * `true` when {@link SessionStore.begin} honours {@link BeginOptions.key}: it records the
+   * key with the attempt and refuses a key of a recent committed turn with
+   * `TURN_ALREADY_COMMITTED`. The memory, SQLite and PostgreSQL stores do. Without it the
+   * sessions plugin refuses `turn(fn, { key })` with a `TypeError` (it could not tell
+   * whether the keyed turn was applied), and `runSessionStoreConformance` skips the key
+   * checks.
+   */
+  readonly turnKeys?: boolean;
+
+  /**
    * Creates a session with its checkpoint 0 and a first lease (epoch 1) for `owner`, in one
    * transaction. `SESSION_ALREADY_EXISTS` when the id is taken (nothing changes).
    */
@@ -350,7 +377,10 @@ export interface SessionStore {
    * Opens an attempt of turn `committedTurn + 1` (fenced) and writes its *started* record.
    * The attempt number is one more than the highest attempt of that turn ever recorded.
    * `SESSION_BUSY` while another attempt is open (commit or abort it first), unless
-   * `options.replaceOpen` and that attempt was begun with this same lease.
+   * `options.replaceOpen` and that attempt was begun with this same lease. With
+   * `options.key` (on a store whose {@link SessionStore.turnKeys} is `true`), the key is
+   * recorded with the attempt, and a key of a recent committed turn rejects with
+   * `TURN_ALREADY_COMMITTED`, writing nothing (checked before the open attempt).
    */
   begin(lease: Lease, options?: BeginOptions): Promise<BegunAttempt>;
 

@@ -1,5 +1,5 @@
 /**
- * `TurnLog`: the local of every durable turn context (SPEC §12.1) where a turn records what
+ * `TurnLog`: the local of every durable turn context, where a turn records what
  * happened besides its history changes (tool results, usage, notes). Its events are
  * written with the turn: committed with it, or kept as aborted when it fails.
  */

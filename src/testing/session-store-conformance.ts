@@ -1,5 +1,5 @@
 /**
- * The session store conformance suite (SPEC §12.3, with the fault rules of §13.1): the
+ * The session store conformance suite (the store contract and its fault rules): the
  * single-process checks every `SessionStore` passes. Several lease owners on one store object,
  * and several store objects when `makeStore` returns objects sharing one backend, stand in for
  * processes; lease expiry uses short real TTLs. Interleavings (concurrent acquires, racing
@@ -45,7 +45,8 @@ export interface SessionStoreConformanceReport {
   readonly passed: readonly string[];
   /**
    * The checks that did not apply to this store, with why: the checks of an optional method
-   * (such as `attemptStatus`) the store does not implement. They are neither passed nor failed.
+   * (such as `attemptStatus`) the store does not implement, and those of turn keys when its
+   * `turnKeys` is not `true`. They are neither passed nor failed.
    */
   readonly skipped: readonly { readonly name: string; readonly reason: string }[];
   /**
@@ -66,8 +67,11 @@ const DEFAULT_CALL_TIMEOUT_MS = 5_000;
 
 interface Check {
   readonly name: string;
-  /** An optional store method the check is about: without it the check is skipped, not passed. */
-  readonly requires?: 'attemptStatus';
+  /**
+   * An optional part of the contract the check is about: a method (`attemptStatus`) or a
+   * capability flag (`turnKeys`: true). Without it the check is skipped, not passed.
+   */
+  readonly requires?: 'attemptStatus' | 'turnKeys';
   readonly run: (ctx: CheckContext) => Promise<void>;
 }
 
@@ -146,6 +150,12 @@ function boundStore(store: SessionStore, ms: number): SessionStore {
   }
   if (typeof methods.events === 'function') {
     out.events = (...args: unknown[]): unknown => boundIterable((methods.events as (...a: unknown[]) => unknown).apply(store, args), ms);
+  }
+  // the capability flag, read once (a throwing getter reads as absent)
+  try {
+    if (methods.turnKeys === true) out.turnKeys = true;
+  } catch {
+    // not a store with turn keys
   }
   return out as unknown as SessionStore;
 }
@@ -1131,7 +1141,7 @@ class HostileReadError extends Error {
 }
 
 /** Every field any store input has, and a few a careless store might read. */
-const HOSTILE_FIELDS = ['sessionId', 'agentId', 'owner', 'incarnation', 'epoch', 'ttlMs', 'meta', 'locals', 'turn', 'attempt', 'events', 'keepCheckpoints', 'reason', 'replaceOpen', 'limit', 'cursor', 'afterSeq', 'lease', 'force', 'kind', 'body', 'key', 'scope', 'version', 'data', 'label', 'then', 'length', 'toJSON'];
+const HOSTILE_FIELDS = ['sessionId', 'agentId', 'owner', 'incarnation', 'epoch', 'ttlMs', 'meta', 'locals', 'turn', 'attempt', 'events', 'keepCheckpoints', 'reason', 'replaceOpen', 'keyWindow', 'limit', 'cursor', 'afterSeq', 'lease', 'force', 'kind', 'body', 'key', 'scope', 'version', 'data', 'label', 'then', 'length', 'toJSON'];
 
 /** An object whose every field is a getter that throws. */
 function throwingGetters(): object {
@@ -1551,7 +1561,12 @@ function hostileGroups(store: SessionStore, h: HostileSetup): HostileGroup[] {
   group('renew', 1, [la, undefined], [...objectJunk(false), ...fieldJunk('options', {}, 'ttlMs', intJunk(false, 1))]);
   leaseGroup('release', 0, [undefined], false);
   leaseGroup('begin', 0, [undefined], true);
-  group('begin', 1, [la, undefined], [...objectJunk(false), ...fieldJunk('options', {}, 'replaceOpen', boolJunk())]);
+  group('begin', 1, [la, undefined], [
+    ...objectJunk(false),
+    ...fieldJunk('options', {}, 'replaceOpen', boolJunk()),
+    ...fieldJunk('options', {}, 'key', nameJunk(false)),
+    ...fieldJunk('options', { key: 'k' }, 'keyWindow', intJunk(false, 1)),
+  ]);
   group('begin', 1, [la, undefined], [['options with extra fields (an attempt is open)', withExtras({})]], false);
   const events = [note('hostile append')];
   leaseGroup('append', 0, [undefined, open, events], true);
@@ -1989,6 +2004,65 @@ const faultChecks: Check[] = [
       );
     },
   },
+  {
+    name: 'begin({ key }) (a store whose turnKeys is true): a key of a committed turn of the current timeline among the last keyWindow turns is TURN_ALREADY_COMMITTED with turn, writing nothing, from any store object and any later lease; aborted attempts, older turns and turns superseded by a rollback do not count',
+    requires: 'turnKeys',
+    run: async (ctx) => {
+      const [a, b] = await ctx.peers(2);
+      const lease = await create(a, ctx, 'owner-1');
+      const id = lease.sessionId;
+      const commitKeyed = async (store: SessionStore, key: string, content: string): Promise<TurnAttempt> => {
+        const t = await resolves(store.begin(lease, { key }), `begin({ key: ${JSON.stringify(key)} })`);
+        await store.commit(lease, { ...t, events: [msg(content)], locals: locals(t.turn) });
+        return t;
+      };
+      const refusedKey = async (store: SessionStore, l: Lease, options: { key: string; keyWindow?: number; replaceOpen?: boolean }, turn: number, what: string): Promise<void> => {
+        const before = await store.load(id);
+        const events = (await collect(store.events(id))).length;
+        const err = (await rejects(() => store.begin(l, options), 'TURN_ALREADY_COMMITTED', what)) as SessionError;
+        assert.equal(err.turn, turn, `${what}: the error's turn is the committed turn with that key`);
+        assert.equal(err.sessionId, id, `${what}: the error names the session`);
+        const after = await store.load(id);
+        assert.deepEqual(
+          [after.info.committedTurn, after.info.lastSeq, after.open && attemptOf(after.open), (await collect(store.events(id))).length],
+          [before.info.committedTurn, before.info.lastSeq, before.open && attemptOf(before.open), events],
+          `${what}: nothing was written`,
+        );
+      };
+      // an aborted attempt's key does not count
+      const t1 = await resolves(a.begin(lease, { key: 'k1' }), 'begin({ key })');
+      await a.abort(lease, { ...t1, reason: 'failed' });
+      const t1b = await commitKeyed(a, 'k1', 'one');
+      assert.deepEqual(attemptOf(t1b), [1, 2], 'the key of an aborted attempt does not count');
+      await refusedKey(b, lease, { key: 'k1' }, 1, 'begin with the key of committed turn 1, through another store object');
+      await refusedKey(a, lease, { key: 'k1', replaceOpen: true }, 1, 'begin({ key, replaceOpen: true }) with that key');
+      // the key is checked before an open attempt: nothing is replaced
+      const open = await resolves(a.begin(lease, { key: 'k2' }), 'begin with a new key');
+      await refusedKey(a, lease, { key: 'k1', replaceOpen: true }, 1, 'begin({ key, replaceOpen: true }) with that key while an attempt is open');
+      await a.commit(lease, { ...open, events: [msg('two')], locals: locals(2) });
+      await commitKeyed(b, 'k3', 'three');
+      // the window: the last keyWindow committed turns (default 20)
+      await refusedKey(a, lease, { key: 'k2', keyWindow: 2 }, 2, 'begin with the key of turn 2 and keyWindow 2 (committed turn 3)');
+      const outside = await resolves(a.begin(lease, { key: 'k1', keyWindow: 2 }), 'begin with the key of turn 1 and keyWindow 2 (committed turn 3): out of the window');
+      assert.deepEqual(attemptOf(outside), [4, 1]);
+      await a.abort(lease, { ...outside, reason: 'test' });
+      await refusedKey(a, lease, { key: 'k1' }, 1, 'begin with the key of turn 1 and the default keyWindow');
+      // a rollback supersedes the later turns: their keys are free, the replacing turn's count
+      await a.rollback(lease, 1);
+      await refusedKey(b, lease, { key: 'k1' }, 1, 'the key of turn 1 after a rollback to turn 1');
+      const again = await commitKeyed(b, 'k3', 'three, after the rollback');
+      assert.equal(again.turn, 2, 'the key of superseded turn 3 is free');
+      await refusedKey(a, lease, { key: 'k3' }, 2, 'the key of the turn that replaced a superseded one');
+      const freed = await resolves(a.begin(lease, { key: 'k2' }), 'the key of superseded turn 2');
+      assert.equal(freed.turn, 3);
+      await a.abort(lease, { ...freed, reason: 'test' });
+      // the key belongs to the session, not to the lease
+      assert.equal(await a.release(lease), true);
+      const next = await b.acquire(id, { owner: 'owner-2', ttlMs: LONG_TTL });
+      await refusedKey(b, next, { key: 'k1' }, 1, 'the key of turn 1 under another lease');
+      await refusedKey(a, next, { key: 'k3' }, 2, 'the key of turn 2 under another lease, through another store object');
+    },
+  },
 ];
 
 const checks: Check[] = [...storageChecks, ...faultChecks];
@@ -2050,8 +2124,9 @@ function skipThrough(testContext: unknown, reason: string): void {
  * is raced against `callTimeoutMs`, and a call that never settles fails its check naming the
  * method.
  *
- * Optional methods: the checks of `attemptStatus` run only when the store has that method;
- * otherwise they are *skipped*: listed in the report's `skipped` (not in `passed`). With a
+ * Optional parts: the checks of `attemptStatus` run only when the store has that method, and
+ * those of turn keys (`begin({ key })`) only when its `turnKeys` is `true`; otherwise they are
+ * *skipped*: listed in the report's `skipped` (not in `passed`). With a
  * registrar they are marked skipped through the test context where the runner offers one
  * (`node:test`'s `t.skip()`, Vitest's `context.skip()`); Jest can not skip a test that is
  * already running, so there the test ends without asserting anything.
@@ -2093,8 +2168,12 @@ export function runSessionStoreConformance(makeStore: MakeSessionStore, options:
     try {
       if (check.requires !== undefined) {
         const store = await ctx.store();
-        if (typeof (store as unknown as Record<string, unknown>)[check.requires] !== 'function') {
-          skipped = `not applicable: the store has no ${check.requires}() method (it is optional)`;
+        const has = (store as unknown as Record<string, unknown>)[check.requires];
+        if (check.requires === 'turnKeys' ? has !== true : typeof has !== 'function') {
+          skipped =
+            check.requires === 'turnKeys'
+              ? 'not applicable: the store does not record turn keys (its turnKeys is not true; keys are optional)'
+              : `not applicable: the store has no ${check.requires}() method (it is optional)`;
         }
       }
       if (skipped === undefined) await check.run(ctx);

@@ -362,14 +362,15 @@ describe.each(stores)('rollback on the %s store', (_name, makeStore) => {
     const inner = makeStore();
     let refuse = true;
     const store = delegateStore(inner, {
-      rollback: (lease, turn) => (refuse ? Promise.reject(new SessionError('STORE_ERROR', 'store.rollback(): the connection was cut', { sessionId: 's' })) : inner.rollback(lease, turn)),
+      // A known refusal (the lock was never obtained): a STORE_ERROR would be an unknown outcome, which disposes the session.
+      rollback: (lease, turn) => (refuse ? Promise.reject(new SessionError('STORE_LOCKED', 'store.rollback(): the session row is locked by another transaction', { sessionId: 's' })) : inner.rollback(lease, turn)),
     });
     const { server, sessions } = await serverOn(store, true);
     const s = await sessions.create({ agentId: 'a', sessionId: 's' });
     await say(s, 'a', 'a');
     await say(s, 'b', 'b');
     const live = s.agent.ctx.get(Notes);
-    await expect(s.rollback(1)).rejects.toMatchObject({ code: 'STORE_ERROR' });
+    await expect(s.rollback(1)).rejects.toMatchObject({ code: 'STORE_LOCKED' });
     expect(s.agent.ctx.get(Notes)).toBe(live);
     expect(live.items).toEqual(['a', 'b']);
     expect(contents(s)).toEqual(['a', 'b']);

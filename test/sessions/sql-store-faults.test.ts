@@ -175,6 +175,7 @@ describe('SQLite: the incarnation migration', () => {
     const db = createClient({ url: `file:${path}` });
     // what schema 1 looked like
     await db.execute('ALTER TABLE polestar_sessions DROP COLUMN lease_incarnation');
+    await db.execute('ALTER TABLE polestar_attempts DROP COLUMN turn_key');
     await db.execute("UPDATE polestar_meta SET value = '1' WHERE key = 'schema'");
 
     const store = new SqliteSessionStore({ path });
@@ -241,6 +242,7 @@ describePg(target)('PostgreSQL', () => {
     await raw.connect();
     try {
       await raw.query('ALTER TABLE polestar_sessions DROP COLUMN lease_incarnation');
+      await raw.query('ALTER TABLE polestar_attempts DROP COLUMN turn_key');
       await raw.query("UPDATE polestar_meta SET value = '1' WHERE key = 'schema'");
       const store = new PostgresSessionStore({ connectionString: url(), max: 2 });
       expect((await store.load('pg-migrate')).info.lease?.owner).toBe('o1');

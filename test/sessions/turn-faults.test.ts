@@ -48,6 +48,29 @@ describe('bounded store calls', () => {
     await server.dispose();
   });
 
+  test('calls of one store share the bound: each call that never answers times out a full storeTimeoutMs after it was made, while the others go on', async () => {
+    const inner = new MemorySessionStore();
+    let hang = false;
+    const { server, ctx } = await serverOn(faultyStore(inner, { list: (real, ...args) => (hang ? never() : real(...args)) }), { storeTimeoutMs: 150 });
+    const sessions = ctx.get(Sessions);
+    const s = await sessions.create({ agentId: 'a', sessionId: 's' });
+    await s.turn((_c, session) => void session.history.append(say('before')));
+    await sleep(80); // the bound of the calls above has not passed yet
+    hang = true;
+    const started = performance.now();
+    const first = sessions.list().catch((e: unknown) => e);
+    await sleep(50);
+    const second = sessions.list().catch((e: unknown) => e);
+    for (let i = 0; i < 5; i++) await s.turn((_c, session) => void session.history.append(say(`during ${i}`)));
+    const [a, b] = await Promise.all([first.then((e) => [e, performance.now() - started] as const), second.then((e) => [e, performance.now() - started] as const)]);
+    expect(a[0]).toMatchObject({ code: 'STORE_ERROR', message: /store\.list\(\) did not answer within 150 ms/ });
+    expect(b[0]).toMatchObject({ code: 'STORE_ERROR', message: /store\.list\(\) did not answer within 150 ms/ });
+    expect(a[1]).toBeGreaterThanOrEqual(145);
+    expect(b[1]).toBeGreaterThanOrEqual(195);
+    expect(s.committedTurn).toBe(6);
+    await server.dispose();
+  });
+
   test('a commit that never answers and was not applied: the turn rejects STORE_ERROR, the session is restored, the next commit reuses the number', async () => {
     const inner = new MemorySessionStore();
     const { store, mode } = switchable(inner);
@@ -265,6 +288,64 @@ describe('other unknown outcomes', () => {
     expect(events.map((e) => e.name)).toEqual(expect.arrayContaining(['session/turn-committed', 'session/lease-lost', 'session/disposed']));
     expect(events.findIndex((e) => e.name === 'session/turn-committed')).toBeLessThan(events.findIndex((e) => e.name === 'session/lease-lost'));
     expect((await inner.load('s')).info.committedTurn).toBe(1);
+    await server.dispose();
+  });
+});
+
+describe('a resolution in progress', () => {
+  test('a turn started while resolvePending() is still putting the session back waits for it, then commits as the same turn', async () => {
+    const inner = new MemorySessionStore();
+    const armed = { loseCommit: false, down: false, slowAbort: false };
+    let abortReached!: () => void;
+    const aborting = new Promise<void>((r) => (abortReached = r));
+    let openAbort!: () => void;
+    const abortGate = new Promise<void>((r) => (openAbort = r));
+    const store = faultyStore(inner, {
+      commit: async (real, ...args) => {
+        if (!armed.loseCommit) return real(...args);
+        armed.loseCommit = false;
+        throw lostReply('commit'); // the request was lost: not applied
+      },
+      attemptStatus: async (real, ...args) => {
+        if (armed.down) throw new SessionError('STORE_ERROR', 'store error: connection refused (the test took the store down)');
+        return real(...args);
+      },
+      abort: async (real, ...args) => {
+        if (armed.slowAbort) {
+          armed.slowAbort = false;
+          abortReached();
+          await abortGate;
+        }
+        return real(...args);
+      },
+    });
+    const { server, ctx } = await serverOn(store, { storeTimeoutMs: 60 });
+    const s = await ctx.get(Sessions).create({ agentId: 'a', sessionId: 's' });
+    armed.loseCommit = true;
+    armed.down = true;
+    await expect(
+      s.turn((turnCtx, session) => {
+        session.history.append(say('lost'));
+        turnCtx.get(Memory).count = 5;
+      }),
+    ).rejects.toMatchObject({ code: 'COMMIT_UNKNOWN', turn: 1 });
+    armed.down = false;
+    armed.slowAbort = true;
+    const resolving = s.resolvePending();
+    await aborting; // found not applied; the attempt it left open is being aborted
+    const next = s.turn((turnCtx, session) => {
+      session.history.append(say('next'));
+      turnCtx.get(Memory).count += 1;
+    });
+    openAbort();
+    await expect(resolving).resolves.toBe('not-committed');
+    await expect(next).resolves.toBeUndefined();
+    expect(s.committedTurn).toBe(1);
+    expect(contents(s)).toEqual(['next']);
+    expect(s.agent.ctx.get(Memory).count).toBe(1);
+    const loaded = await inner.load('s');
+    expect(loaded.info.committedTurn).toBe(1);
+    expect(loaded.history.map((e) => (e.body as { content: string }).content)).toEqual(['next']);
     await server.dispose();
   });
 });

@@ -7,16 +7,19 @@
  *   file, which a parent filter keeps from the subagents;
  * - sessions: the customer talks to triage; each delegation is a session of a subagent;
  * - an approval policy: a refund over $100 asks the supervisor, who approves up to $300;
- * - a conversation closed mid-turn leaves nothing running.
+ * - a conversation closed mid-turn leaves nothing running;
+ * - `--trace`: OpenTelemetry spans of every turn and tool call (`polestar-di/otel`), printed
+ *   as a tree: each delegation's subagent turn nests under the `delegate` call that made it.
  *
- * Run: `npm run build:run && node .build/examples/support-desk.js [--self-test]`
+ * Run: `npm run build:run && node .build/examples/support-desk.js [--self-test] [--trace]`
  */
 import assert from 'node:assert/strict';
 import {
   Agent, Agents, AgentsPlugin, Approval, ConversationHistory, Events, ParamError, ParentFilter, Server, Tools, ToolsPlugin, openSession, token,
   type ChatMessage, type JsonObject, type Session,
-} from '../src/index.js';
-import { assertNoLeaks } from '../src/testing/index.js';
+} from 'polestar-di';
+import { assertNoLeaks } from 'polestar-di/testing';
+import { startTracing } from './support/trace.js';
 
 type Step = { reply: string } | { call: string; args: JsonObject };
 /** What the desk needs from a language model: the next step of an agent's conversation. */
@@ -81,6 +84,9 @@ const supervisor: Approval = {
     return granted;
   },
 };
+
+// --trace: spans of every turn and tool call, kept in memory and printed at the end
+const tracing = process.argv.includes('--trace') ? startTracing() : undefined;
 
 const server = new Server().addPlugins(new ToolsPlugin(), new AgentsPlugin());
 server.insertGlobal(Model, fakeModel);
@@ -194,4 +200,22 @@ await chat.dispose();
 await app.dispose();
 assertNoLeaks(server); // every agent, session, turn and registration is gone
 await server.dispose();
+
+// ------------------------------------------------------------------ the span tree (--trace)
+
+if (tracing) {
+  const spans = tracing.spans();
+  const named = (name: string) => spans.filter((s) => s.name === name);
+  const parentName = (span: (typeof spans)[number]) => spans.find((p) => p.spanContext().spanId === span.parentSpanContext?.spanId)?.name;
+  assert.equal(named('invoke_agent triage').length, 6); // five messages and the call hung up
+  // each subagent turn runs inside the delegate call that made it, each refund inside billing's turn
+  for (const sub of [...named('invoke_agent billing'), ...named('invoke_agent tech')]) assert.equal(parentName(sub), 'execute_tool delegate');
+  for (const delegate of named('execute_tool delegate')) assert.equal(parentName(delegate), 'invoke_agent triage');
+  const refunds = named('execute_tool refund');
+  assert.equal(refunds.length, 3);
+  for (const refund of refunds) assert.equal(parentName(refund), 'invoke_agent billing');
+  assert.deepEqual(refunds.map((r) => r.attributes['error.type'] ?? 'ok'), ['ok', 'ok', 'DENIED']); // $900 was refused
+  console.log(`\n${tracing.tree({ durations: !process.argv.includes('--self-test') })}`);
+  await tracing.stop();
+}
 console.log('support desk: ok');

@@ -18,3 +18,7 @@ export * from './tools/index.js';
 export * from './prompts/index.js';
 export * from './agents/index.js';
 export * from './sessions/index.js';
+export { inspect, formatInspection } from './observability/inspect.js';
+export type { InspectNode, InspectNodeKind, InspectAgent, InspectLease, InspectSession, InspectionFormat } from './observability/inspect.js';
+export { POLESTAR_CHANNELS } from './observability/index.js';
+export type { AgentTraceContext, Logger, PolestarChannelName, StoreOperation, StoreTraceContext, ToolTraceContext, TurnTraceContext } from './observability/index.js';

@@ -9,6 +9,7 @@ import { scopeContext } from '../scope/scope.js';
 import type { Composition } from './composition.js';
 import type { AgentRegistry } from './registry.js';
 import type { ownClass } from '../system/own-class.js';
+import { agentChannel, trace, type AgentTraceContext, type Mutable } from '../observability/channels.js';
 
 /**
  * Where an agent is in its lifecycle:
@@ -116,8 +117,19 @@ export class Agent {
     return this.ctx.dispose();
   }
 
+  /**
+   * Publishes this teardown as one `polestar:agent` `dispose` trace: from now (its first
+   * step) until the agent's context is disposed. Asking the context for its disposal here
+   * joins the one running (it is memoized before this step runs).
+   */
+  #traceDispose(): void {
+    const context: Mutable<AgentTraceContext> = { op: 'dispose', agentId: this.id };
+    trace(agentChannel, context, this.ctx.server, () => this.ctx.dispose()).catch(noop);
+  }
+
   /** Synchronous (no promise) when no `agent/disposed` listener hears it. */
   #announceEnd(): Promise<void> | undefined {
+    if (agentChannel.hasSubscribers) this.#traceDispose();
     const was = this.#state;
     this.#state = 'disposed';
     const registry = this.#registry;
@@ -129,6 +141,9 @@ export class Agent {
     return registry.bus.emit(this, 'agent/disposed', [this]).then((errors) => throwCollected(errors, `agent "${this.id}"`));
   }
 }
+
+/** Does nothing (a traced disposal's rejection is the disposal's own, reported where it is awaited). */
+function noop(): void {}
 
 /**
  * What `agents.create()` resolves to: the published agent and its disposer.

@@ -1,6 +1,6 @@
 /**
  * Composition: the agents created while an agent is still composing (running its setup,
- * unpublished) are published with it, as one group (SPEC §10.7).
+ * unpublished) are published with it, as one group.
  */
 import type { Agent } from './agent.js';
 

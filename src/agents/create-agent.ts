@@ -1,8 +1,8 @@
 /**
- * The agent create transaction (SPEC §8, §10.7): reserve the id, mint the scope, run the
+ * The agent create transaction: reserve the id, mint the scope, run the
  * unpublished steps, publish the agent with everything composed with it, announce it, and
  * roll everything back on any failure. `Agents.create` is this transaction with no extra
- * steps; §12's durable sessions call it with their own unpublished steps.
+ * steps; durable sessions call it with their own unpublished steps.
  */
 import { ContextDisposedError } from '../context/errors.js';
 import { ParentFilter } from '../context/parent-filter.js';
@@ -13,6 +13,7 @@ import type { AgentSetup, Agents, CreateAgentOptions } from './agents.js';
 import { Composition } from './composition.js';
 import { AgentError } from './errors.js';
 import type { AgentRegistry } from './registry.js';
+import { agentChannel, trace, type AgentTraceContext, type Mutable } from '../observability/channels.js';
 
 /**
  * @internal An extra unpublished step of the create transaction. `signal` aborts (with a
@@ -22,7 +23,7 @@ import type { AgentRegistry } from './registry.js';
 export type AgentStep = (agentCtx: SystemContext, signal: AbortSignal, agent: Agent) => void | Promise<void>;
 
 /**
- * @internal The extra steps a caller of {@link createAgent} may add (contract C8). Both
+ * @internal The extra steps a caller of {@link createAgent} may add. Both
  * run while the agent is unpublished, raced against its teardown, with the same rollback
  * as `setup`. A step's own error is rethrown as it is (after the rollback; when the
  * rollback also failed, an {@link AgentError} carrying both is rejected instead), so a
@@ -46,7 +47,7 @@ interface Snapshot {
 
 
 /**
- * @internal The create transaction behind `Agents.create` (contract C8), for callers
+ * @internal The create transaction behind `Agents.create`, for callers
  * that add unpublished steps (`steps.beforeSetup`, `steps.prepare`). The options are read
  * once and validated, the id is reserved and the agent's scope made before the first
  * await (so a concurrent create of the same id is refused at once); every failure
@@ -58,9 +59,23 @@ interface Snapshot {
  * group: its create resolves after its own steps with `state === 'composing'`, and the
  * group's root publishes it.
  */
-export async function createAgent(view: Agents, options: CreateAgentOptions, steps: CreateAgentSteps = {}): Promise<AgentHandle> {
+export function createAgent(view: Agents, options: CreateAgentOptions, steps: CreateAgentSteps = {}): Promise<AgentHandle> {
   const call = steps.call ?? 'Agents.create';
-  const { id, setup, parent, parentFilter } = snapshot(options, call);
+  let snap: Snapshot;
+  try {
+    snap = snapshot(options, call);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  if (agentChannel.hasSubscribers) {
+    const context: Mutable<AgentTraceContext> = { op: 'create', agentId: snap.id };
+    return trace(agentChannel, context, view.context.server, () => create(view, snap, steps, call));
+  }
+  return create(view, snap, steps, call);
+}
+
+/** The transaction of {@link createAgent} once the options were read. */
+async function create(view: Agents, { id, setup, parent, parentFilter }: Snapshot, steps: CreateAgentSteps, call: string): Promise<AgentHandle> {
   const viewCtx = view.context;
   if (parent !== undefined) {
     if (parent.ctx.server !== viewCtx.server) {
@@ -101,7 +116,7 @@ export async function createAgent(view: Agents, options: CreateAgentOptions, ste
   const aborted = (): Promise<'aborted'> =>
     (teardown.promise ??= teardown.started ? Promise.resolve('aborted') : new Promise<'aborted'>((resolve) => (teardown.resolve = resolve)));
 
-  // ---- the agent's own per-agent locals, before any step (SPEC 10.3)
+  // ---- the agent's own per-agent locals, before any step
   try {
     viewCtx.server._makeLocals(agent.ctx, 'agent');
   } catch (err) {

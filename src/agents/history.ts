@@ -1,5 +1,5 @@
 /**
- * Conversations with tool calls (SPEC §11.4): the {@link ChatMessage} union and the
+ * Conversations with tool calls: the {@link ChatMessage} union and the
  * {@link ConversationHistory} a session keeps. Every message is validated and snapshotted
  * (a detached, deep-frozen copy) on the way in; the history's `messages` is a frozen array
  * that is never mutated: every change makes a new one (lazily, on the next read), while
@@ -83,7 +83,7 @@ export type HistoryChange =
   | { readonly kind: 'replace'; readonly start: number; readonly end: number; readonly messages: readonly ChatMessage[] };
 
 /**
- * @internal The hook a durable history uses (contract C7). `check()` runs after the change
+ * @internal The hook a durable history uses. `check()` runs after the change
  * was validated and before it is applied: it may throw (a durable history changes only
  * inside `turn()`), and the history is then unchanged. `changed(c)` runs after the change
  * was applied.
@@ -295,7 +295,7 @@ export class ConversationHistory {
   /** The frozen copy `messages` returned since the last change, if any. */
   #snapshot: readonly ChatMessage[] | undefined;
 
-  /** @internal The durable-history hook (contract C7); see {@link HistoryObserver}. */
+  /** @internal The durable-history hook; see {@link HistoryObserver}. */
   _observer?: HistoryObserver;
 
   /**

@@ -8,6 +8,8 @@ import { describeValue, errorText } from '../context/token.js';
 import { Agent } from './agent.js';
 import { ConversationHistory } from './history.js';
 import type { ownClass } from '../system/own-class.js';
+import { trace, turnChannel, type Mutable, type TurnTraceContext } from '../observability/channels.js';
+import { bodyWrapper } from '../observability/wrap.js';
 
 /** Per-turn working memory. A local of the turn context, gone when the turn ends. */
 export class Scratchpad {
@@ -67,15 +69,34 @@ export class Session implements AsyncDisposable {
    *
    * Turns may overlap; each has its own context. A failure of `fn` rejects after the turn
    * was disposed; a failure of the turn's disposal rejects when `fn` succeeded.
+   *
+   * A turn of a session under an agent is one trace on the `polestar:turn` tracing channel
+   * while it has subscribers (see `POLESTAR_CHANNELS`).
    */
-  async turn<R>(fn: (turnCtx: SystemContext, session: Session) => R | Promise<R>): Promise<Awaited<R>> {
-    if (typeof fn !== 'function') throw new TypeError(`session.turn(fn): fn must be a function (turnCtx) => result, got ${describeValue(fn)}.`);
+  turn<R>(fn: (turnCtx: SystemContext, session: Session) => R | Promise<R>): Promise<Awaited<R>> {
+    if (typeof fn !== 'function') return Promise.reject(new TypeError(`session.turn(fn): fn must be a function (turnCtx) => result, got ${describeValue(fn)}.`));
+    if (turnChannel.hasSubscribers) {
+      const agentId = nearestAgentId(this.ctx);
+      if (agentId !== undefined) {
+        const context: Mutable<TurnTraceContext> = { agentId, durable: false };
+        return trace(turnChannel, context, this.ctx.server, () => this._turn(fn, context));
+      }
+    }
+    return this._turn(fn, undefined);
+  }
+
+  /**
+   * @internal The turn itself (a durable turn runs its own inside, untraced: `traced` is
+   * the durable turn's `polestar:turn` context object, given to the body wrapper).
+   */
+  async _turn<R>(fn: (turnCtx: SystemContext, session: Session) => R | Promise<R>, traced: object | undefined): Promise<Awaited<R>> {
     const turnCtx = this.ctx.child();
     turnCtx.insert(new Scratchpad());
     this.#turns++;
     let result: Awaited<R>;
     try {
-      result = await fn(turnCtx, this);
+      // an instrumentation's wrapper (only while one is installed, for a traced turn)
+      result = await (bodyWrapper !== undefined && traced !== undefined ? (bodyWrapper('turn', traced, () => fn(turnCtx, this)) as R | Promise<R>) : fn(turnCtx, this));
     } catch (err) {
       await turnCtx.dispose().catch(() => undefined);
       throw err;
@@ -146,6 +167,15 @@ export function openSession(owner: Agent | SystemContext, options?: SessionOptio
     throw err;
   }
   return new Session(ctx, history);
+}
+
+/** The id of the agent whose context is `ctx` or an ancestor of it (the nearest), if any. */
+function nearestAgentId(ctx: SystemContext): string | undefined {
+  for (let c: SystemContext | undefined = ctx; c !== undefined; c = c.parent) {
+    const e = c._local(Agent);
+    if (e !== undefined) return (e.value as Agent).id;
+  }
+  return undefined;
 }
 
 /** `instanceof SystemContext`, false (not a throw) for a proxy whose traps throw. */

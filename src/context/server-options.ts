@@ -1,6 +1,7 @@
 /**
  * `new Server(options)`: validated once, then frozen and readable as `server.options`.
  */
+import type { Logger } from '../observability/logger.js';
 import { describeValue, errorText } from './token.js';
 
 /** How a system's borrows behave when an entry is already borrowed (see {@link ServerOptions.borrows}). */
@@ -23,10 +24,18 @@ export interface ServerOptions {
   readonly borrows?: BorrowMode;
   /** How long a waiting borrow waits before failing with `BorrowConflict`, in milliseconds. Default `30_000`. */
   readonly borrowTimeoutMs?: number;
+  /**
+   * Where the server reports what it contains rather than throws (a listener that threw,
+   * a failing `tools/result` observer, an instrumentation's own error): an object with
+   * `warn(message, data?)` and `error(message, data?)` methods. Default: the console;
+   * polestar writes to the console nowhere else. A logger without either method is a
+   * `TypeError` naming it.
+   */
+  readonly logger?: Logger;
 }
 
-/** `server.options`: every option with its default filled in. */
-export type ResolvedServerOptions = Readonly<Required<ServerOptions>>;
+/** `server.options`: every option with its default filled in (the logger is not one of them: it is the server's own). */
+export type ResolvedServerOptions = Readonly<Required<Omit<ServerOptions, 'logger'>>>;
 
 /** The largest delay `setTimeout` honours (about 24.8 days); longer ones fire at once. */
 export const MAX_TIMEOUT_MS = 2_147_483_647;
@@ -37,7 +46,7 @@ const DEFAULTS: ResolvedServerOptions = Object.freeze({
   borrowTimeoutMs: 30_000,
 });
 
-const KNOWN = Object.keys(DEFAULTS);
+const KNOWN = [...Object.keys(DEFAULTS), 'logger'];
 
 /** @internal Validates `new Server(options)`; reads each field once; returns a frozen copy with defaults. */
 export function resolveServerOptions(options: unknown): ResolvedServerOptions {

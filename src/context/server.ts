@@ -13,6 +13,7 @@ import { SystemContext } from './system-context.js';
 import { assertToken, describeValue, errorText, nameOf, tokenOfValue, type Token } from './token.js';
 import { collect, disposeValue, probeDisposable, settle, throwCollected } from '../disposal/ownership.js';
 import { ServerContainer } from '../container/server-container.js';
+import { resolveLogger, type Logger } from '../observability/logger.js';
 
 type Phase = 'open' | 'finishing' | 'ready' | 'sealed' | 'failed' | 'disposed';
 
@@ -69,13 +70,15 @@ export class Server implements AsyncDisposable {
    * `disposeTimeoutMs` (10,000), `borrows` (`'fail'`), `borrowTimeoutMs` (30,000).
    */
   readonly options: ResolvedServerOptions;
+  /** @internal `new Server({ logger })`, validated (the console by default): where everything contained is reported. */
+  readonly _logger: Logger;
   /** @internal Inserted globals, oldest first. */
   readonly _globals = new Map<Token, ResourceEntry>();
   /** @internal Registered locals (factory and lifetime), in registration order. */
   readonly _localFactories = new Map<Token, LocalRegistration>();
   /** @internal Live root contexts, oldest first. */
   readonly _roots = new Set<SystemContext>();
-  /** @internal Live scope keys (contract C2): from `createScope` until the scope's disposal starts. */
+  /** @internal Live scope keys: from `createScope` until the scope's disposal starts. */
   readonly _scopes = new Map<object, SystemContext>();
   /**
    * @internal How many live local entries hold each disposable object (counted when it
@@ -104,11 +107,14 @@ export class Server implements AsyncDisposable {
    * @param options - `disposeTimeoutMs` (how long a disposal waits for the in-flight
    *   work it aborted, default 10,000 ms), `borrows` (`'fail'`, the default, or `'wait'`:
    *   see {@link ServerOptions.borrows}) and `borrowTimeoutMs` (how long a waiting
-   *   borrow waits, default 30,000 ms). Validated: an unknown option, a wrong type or an
-   *   out-of-range number throws.
+   *   borrow waits, default 30,000 ms) and `logger` (`{ warn, error }`, default the
+   *   console: where listener failures and other contained errors are reported).
+   *   Validated: an unknown option, a wrong type, an out-of-range number or a logger
+   *   without `warn` or `error` throws.
    */
   constructor(options?: ServerOptions) {
     this.options = resolveServerOptions(options);
+    this._logger = resolveLogger(options);
     this.#container = new ServerContainer((v) => {
       if (v !== null && (typeof v === 'object' || typeof v === 'function')) this._containerValues.add(v);
     });
@@ -276,7 +282,7 @@ export class Server implements AsyncDisposable {
     return true;
   }
 
-  // ---------------------------------------------------------------- scope keys (contract C2)
+  // ---------------------------------------------------------------- scope keys
 
   /** @internal The live scope context of `key`; `undefined` once its disposal started (or never made). */
   _scopeCtx(key: object): SystemContext | undefined {
@@ -338,8 +344,8 @@ export class Server implements AsyncDisposable {
   }
 
   /**
-   * @internal Instantiates the registered locals of lifetime `per` into `ctx` (contract
-   * C3): `'root'` makes the `'root'` and `'agent'` ones (a root is an agent's root too),
+   * @internal Instantiates the registered locals of lifetime `per` into `ctx`:
+   * `'root'` makes the `'root'` and `'agent'` ones (a root is an agent's root too),
    * `'agent'` the `'agent'` ones, `'session'` the `'session'` ones, in registration
    * order. A factory that throws, returns `undefined`, returns a value that can not be
    * stored, or disposes `ctx`, fails with a `ServerError` naming the token; the locals

@@ -4,6 +4,7 @@
  */
 import type { SystemContext } from '../context/system-context.js';
 import { scopeLabel as label } from '../scope/layers.js';
+import { DEFAULT_LOGGER, log } from '../observability/logger.js';
 
 /** A listener: called with the event's arguments (or, in a waterfall, the value first). */
 export type Listener = (...args: any[]) => unknown;
@@ -226,6 +227,13 @@ export class EventBus {
     return index.shared.size + (scope === undefined ? 0 : (index.byScope.get(scope)?.size ?? 0));
   }
 
+  /** @internal How many listeners are registered in exactly `scope`'s own layer, over every name (for `inspect`; O(names)). */
+  scopedCount(scope: object): number {
+    let n = 0;
+    for (const index of this.#names.values()) n += index.byScope.get(scope)?.size ?? 0;
+    return n;
+  }
+
   /** Every live scoped listener, described for leak reports. */
   liveScoped(): string[] {
     const out: string[] = [];
@@ -277,6 +285,7 @@ export function isThenable(v: unknown): v is PromiseLike<unknown> {
   return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as PromiseLike<unknown>).then === 'function';
 }
 
+/** A bus of no server (every server's bus reports to its logger): the default logger. */
 function defaultReport(error: unknown, where: string): void {
-  console.warn(`[polestar] ${where}:`, error);
+  log(DEFAULT_LOGGER, 'warn', `[polestar] ${where}`, error);
 }

@@ -11,6 +11,7 @@ import { EventBus, type Listener, type ListenerRecord } from './bus.js';
 import type { EventArgs, EventListener, EventMap, FreeName, WaterfallArgs, WaterfallValue } from './event-map.js';
 import { BUILTIN_EVENTS, reservedNameError } from './reserved.js';
 import { ownedBy } from '../disposal/owned.js';
+import { log } from '../observability/logger.js';
 import { ContextView } from '../scope/context-view.js';
 
 /** Options of {@link Events.on}. */
@@ -158,6 +159,7 @@ export function installEvents(server: Server): EventBus {
   }
   bus ??= new EventBus();
   const b = bus;
+  b.report = (error, where) => log(server._logger, 'warn', `[polestar] ${where}`, error);
   server.insertGlobalView(Events, (ctx) => new Events(b, ctx));
   buses.set(server, b);
   server._leakProbes.add(() => b.liveScoped());

@@ -242,7 +242,7 @@ export class Prompts extends ContextView<PromptRegistry> {
     const seed = cloneAssembly(canonical);
     const out = await this.registry.bus.waterfall<unknown>(scope, 'prompt/assemble', seed, [context]);
     // A view whose context was disposed while this awaited refuses to hand out the result,
-    // as it would have refused the call (SPEC §3).
+    // as it would have refused the call (a disposed context refuses every call).
     this.context._live('Prompts.assemble()');
     const transformed = checkAssembly(out);
     // a fresh object: the listener's result may be frozen or shared, so it is not written to
@@ -355,6 +355,11 @@ function checkAssembly(v: unknown): PromptAssembly {
 }
 
 const registries = new WeakMap<Server, PromptRegistry>();
+
+/** @internal The prompts registry of `server`, `undefined` when `PromptsPlugin` was not added (read by `inspect`). */
+export function promptRegistryOf(server: Server): PromptRegistry | undefined {
+  return registries.get(server);
+}
 
 /** Installs {@link Prompts} (and the shared `Events`, once) on the server. Plugin id `prompts`. */
 export class PromptsPlugin implements Plugin {

@@ -10,7 +10,7 @@ import type { ToolExecution } from './types.js';
  * local of an agent's context to give one agent its own channel. Only a result of
  * exactly `true` grants the call; anything else, a throw, or no `Approval` at all denies.
  *
- * Which `Approval` decides (SPEC 10.7) depends on the scope the call resolves in, never on
+ * Which `Approval` decides depends on the scope the call resolves in, never on
  * the view it came through: `Res(Approval)` from that scope's context (`scope.ctx`, e.g.
  * the agent's context, walking up to the globals), and for the global layer the global
  * `Approval` only. Per-conversation approval uses the calling context `approve` receives.

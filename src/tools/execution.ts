@@ -47,7 +47,7 @@ export class CallState {
    * The registration being called (`undefined` for a call refused before resolution):
    * what undoing it aborts. A registration, not the stored `Tool`, which registrations of
    * the same definition may share. Dropped when the call is over: the entry holds its owner
-   * context, and a kept execution must not keep a context alive (SPEC 10.1).
+   * context, and a kept execution must not keep a context alive.
    */
   registration: LayerEntry<Tool> | undefined;
   /** Set by the first abort. */
@@ -82,6 +82,8 @@ export class CallState {
   g2: CallGroup | undefined = undefined;
   p2: CallState | undefined = undefined;
   n2: CallState | undefined = undefined;
+  /** The `polestar:tool` context object of a traced call (`undefined` when nobody subscribed): what the body wrapper is given. */
+  trace: object | undefined = undefined;
   #ac: AbortController | undefined = undefined;
   #timer: ReturnType<typeof setTimeout> | undefined = undefined;
 

@@ -1,5 +1,5 @@
 /**
- * The calls in flight of one context (SPEC 10.2, contract C1): one {@link CallGroup} per
+ * The calls in flight of one context: one {@link CallGroup} per
  * context that has had a call made through it or of a tool it registered, tracked once
  * with `ctx._track(group)`. Its disposal aborts every member and awaits the group
  * (bounded by `disposeTimeoutMs`). Members are linked into the group intrusively, so a

@@ -8,7 +8,7 @@
  * run under the timeout → `tools/post-execute` waterfall (accept / block) → `tools/result`
  * observers.
  *
- * Every phase up to the body's return is covered by the call's abort (SPEC 10.2): the
+ * Every phase up to the body's return is covered by the call's abort: the
  * caller's signal, `timeoutMs`, the calling context's disposal and the undoing of the
  * tool's registration settle the call at once. The call is tracked on the calling
  * context and on the context owning the tool's registration, so their disposal aborts
@@ -25,6 +25,9 @@ import { NotLosslessJsonError, snapshotJson, type JsonValue } from './lossless-j
 import { readShown, wasShown } from './shown.js';
 import type { ToolRegistry } from './tools.js';
 import type { Tool, ToolCallFunction, ToolExecution, ToolExecutionToken, ToolResult } from './types.js';
+import { Agent } from '../agents/agent.js';
+import { toolChannel, trace, type Mutable, type ToolTraceContext } from '../observability/channels.js';
+import { bodyWrapper } from '../observability/wrap.js';
 
 export { isExecutionToken };
 
@@ -88,8 +91,18 @@ function readRest(call: Record<string, unknown>, from: number, failed: (key: str
   return out;
 }
 
-/** @internal Runs one call. Never rejects. */
-export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: unknown, options?: unknown): Promise<ToolResult> {
+/** @internal Runs one call. Never throws or rejects. */
+export function executeCall(reg: ToolRegistry, ctx: SystemContext, call: unknown, options?: unknown): Promise<ToolResult> {
+  try {
+    return startCall(reg, ctx, call, options);
+  } catch (err) {
+    // never expected (every read of the input is guarded); kept so that execute can never throw
+    return Promise.resolve(errorResult('', { code: 'EXECUTION_ERROR', message: messageOf(err) }));
+  }
+}
+
+/** The synchronous start of a call: the input's snapshot and the execution, then the rest of it (traced when `polestar:tool` has subscribers). */
+function startCall(reg: ToolRegistry, ctx: SystemContext, call: unknown, options: unknown): Promise<ToolResult> {
   // ---- snapshot the input (each field read once)
   let callId = '';
   let name = '';
@@ -135,7 +148,7 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
       if (rawScope === null || (typeof rawScope !== 'object' && typeof rawScope !== 'function')) {
         failure ??= { code: 'INVALID_ARGS', message: `scope must be a scope key (an object) or omitted, got ${describeValue(rawScope)}` };
       } else if (!isReadableScope(ctx, rawScope)) {
-        // SPEC 10.7: an explicit scope is the view's own or a live scope key; anything
+        // An explicit scope is the view's own or a live scope key; anything
         // else (a model's `scope: {}`, a disposed agent's key) is refused, never read as
         // the bare global layer.
         failure ??= {
@@ -169,7 +182,7 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
       // A disposed context sees no tools: its scope's restrictions and guards are gone,
       // so resolving for it would fall back to the bare global layer.
       registration = ctx.isDisposed ? undefined : reg.lookup(scope, name);
-      // SPEC 11.3: what the model was not shown can not run, as if it did not exist.
+      // What the model was not shown can not run, as if it did not exist.
       if (registration !== undefined && shown !== undefined && typeof shown !== 'string' && !wasShown(shown, name)) registration = undefined;
       tool = registration?.value;
       if (tool === undefined) failure ??= unknownTool(name);
@@ -191,7 +204,47 @@ export async function executeCall(reg: ToolRegistry, ctx: SystemContext, call: u
   // (whose entry holds its owner context) for as long as something keeps its execution
   const state = new CallState(name, callId, failure === undefined ? registration : undefined);
   const execution = new Execution(state, callId, name, args, scope, parent, failure === undefined ? tool?.annotations : undefined);
+  if (toolChannel.hasSubscribers) return traceCall(reg, ctx, state, execution, failure, tool, signal);
+  return runCall(reg, ctx, state, execution, failure, tool, signal);
+}
 
+/** {@link runCall} as one `polestar:tool` trace, its context object handed to the body wrapper. */
+function traceCall(
+  reg: ToolRegistry,
+  ctx: SystemContext,
+  state: CallState,
+  execution: Execution,
+  failure: Failure | undefined,
+  tool: Tool | undefined,
+  signal: AbortSignal | undefined,
+): Promise<ToolResult> {
+  const agentId = agentIdOf(ctx, execution.scope);
+  const context: Mutable<ToolTraceContext> = agentId === undefined ? { call: execution, result: undefined } : { call: execution, agentId, result: undefined };
+  state.trace = context;
+  return trace(toolChannel, context, ctx.server, () => runCall(reg, ctx, state, execution, failure, tool, signal));
+}
+
+/** The agent a call is made for: its scope's, else the calling context's nearest one. */
+function agentIdOf(ctx: SystemContext, scope: object | undefined): string | undefined {
+  if (Agent._is(scope)) return scope.id;
+  for (let c: SystemContext | undefined = ctx; c !== undefined; c = c.parent) {
+    const e = c._local(Agent);
+    if (e !== undefined) return (e.value as Agent).id;
+  }
+  return undefined;
+}
+
+/** The call after its snapshot: run (unless refused), then the `tools/result` observers. Never rejects. */
+async function runCall(
+  reg: ToolRegistry,
+  ctx: SystemContext,
+  state: CallState,
+  execution: Execution,
+  failure: Failure | undefined,
+  tool: Tool | undefined,
+  signal: AbortSignal | undefined,
+): Promise<ToolResult> {
+  const { callId, name, scope } = execution;
   let result: ToolResult;
   if (failure !== undefined) result = errorResult(callId, failure);
   else {
@@ -449,6 +502,10 @@ function startBody(fn: ToolCallFunction | undefined, state: CallState, execution
   if (timeoutMs !== undefined) state.startTimer(timeoutMs);
   state.bodyRunning = true;
   try {
+    // an instrumentation's wrapper (only while one is installed, for a traced call)
+    if (bodyWrapper !== undefined && state.trace !== undefined) {
+      return bodyWrapper('tool', state.trace, fn === undefined ? () => tool.execute(execution.arguments, execution, ctx) : () => fn(execution, ctx));
+    }
     // without tools/execute listeners the body is called directly (the seed's checks hold:
     // the call was resolved and not decided just before)
     return fn === undefined ? tool.execute(execution.arguments, execution, ctx) : fn(execution, ctx);
@@ -516,7 +573,7 @@ async function postExecute(reg: ToolRegistry, ctx: SystemContext, execution: Too
         return errorResult(callId, { code: 'EXECUTION_ERROR', message: `a tools/post-execute listener gave an output that ${notLossless(err)}` });
       }
     } else if (content === undefined) out = result.output;
-    // A failed call never carries an output (SPEC 11.2), whatever the decision gave.
+    // A failed call never carries an output, whatever the decision gave.
     if (result.isError) return Object.freeze({ callId, content: text, isError: true, error: result.error });
     return Object.freeze(out === undefined ? { callId, content: text, isError: false } : { callId, content: text, isError: false, output: out });
   }
@@ -570,7 +627,7 @@ async function authorize(reg: ToolRegistry, ctx: SystemContext, state: CallState
 }
 
 /**
- * The `Approval` that decides a call in `scope` (SPEC 10.7): `Res(Approval)` from the
+ * The `Approval` that decides a call in `scope`: `Res(Approval)` from the
  * scope's own context, or the global one for the global layer; never the calling view's.
  */
 function approvalFor(ctx: SystemContext, scope: object | undefined): { approval: unknown } | string {

@@ -1,5 +1,5 @@
 /**
- * `Tools.execute(call, { shown })` (SPEC 11.3): what the model was shown is what can run.
+ * `Tools.execute(call, { shown })`: what the model was shown is what can run.
  * `shown` is an assembly (anything with `tools: readonly { name }[]`, such as a
  * `PromptAssembly`) or the shown tool names. Reading it never throws: a malformed value
  * is an `INVALID_ARGS` message.

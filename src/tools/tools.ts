@@ -91,7 +91,7 @@ export class ToolRegistry {
    * The interned parameters last made from each of the most recently registered raw
    * `parameters` objects (see `internParameters`): at most {@link RELEASED_VALIDATORS_MAX},
    * oldest dropped first. A bounded `Map` rather than a `WeakMap`: a `WeakMap` that once
-   * held 5,000 schemas keeps its grown table after they are gone (issue 9's heap row).
+   * held 5,000 schemas keeps its grown table after they are gone.
    */
   readonly #templates = new Map<object, Template>();
 
@@ -160,8 +160,8 @@ export class ToolRegistry {
 
   /**
    * The one resolver: what scope `scope` sees, cached until the global layer, the scope's
-   * own layer or the scope's restrictions change (issue 9: a registration in one agent
-   * no longer rebuilds every other agent's view).
+   * own layer or the scope's restrictions change (a registration in one agent does not
+   * rebuild every other agent's view).
    */
   resolve(scope: object | undefined): Resolved {
     const layers = this.layers;
@@ -346,7 +346,7 @@ export class Tools extends ContextView<ToolRegistry> {
    *
    * @throws TypeError for a malformed definition (`tool parameters must be losslessly
    *   JSON-serializable` for exotic parameters); `ToolSchemaError` (a TypeError
-   *   naming the tool and the schema path) for a schema refused by SPEC §11.1's rules
+   *   naming the tool and the schema path) for a schema refused by the rules above
    *   (see `ToolsPluginOptions`); `RegistrationError` (`already registered`) for a
    *   duplicate name in the layer.
    */
@@ -479,6 +479,9 @@ export class Tools extends ContextView<ToolRegistry> {
    * This view's context is the call's *calling context*: the body, guards and `Approval`
    * receive it; its disposal (or an ancestor's) aborts the call and awaits its body.
    *
+   * Every call, refused ones included, is one trace on the `polestar:tool` tracing
+   * channel while it has subscribers (see `POLESTAR_CHANNELS`).
+   *
    * @param call - the model's call; `scope`, when given, must be this view's own scope or
    *   a live scope key (else `INVALID_ARGS`).
    * @param options - `shown`: what the model was shown (an assembly or tool names); a tool
@@ -490,12 +493,12 @@ export class Tools extends ContextView<ToolRegistry> {
 
   /**
    * The scope a read resolves for: this view's own for an omitted `scope`; an explicit one
-   * must be a scope key that is this view's own or live (SPEC 10.7), never read as the
+   * must be a scope key that is this view's own or live, never read as the
    * bare global layer.
    */
   #scopeArg(scope: unknown, call: string): object | undefined {
     const ctx = this.context;
-    // A disposed context's view reads nothing (as its execute finds nothing): SPEC §3.
+    // A disposed context's view reads nothing (as its execute finds nothing).
     if (ctx._state !== 0) ctx._live(`Tools.${call.slice(0, call.indexOf('('))}()`);
     if (scope === undefined) return ctx._scopeKey;
     if (scope === ctx._scopeKey) return scope;

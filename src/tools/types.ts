@@ -122,7 +122,7 @@ export interface ToolCall {
 }
 
 /**
- * What the model was shown (SPEC 11.3): an assembly (anything with
+ * What the model was shown: an assembly (anything with
  * `tools: readonly { name }[]`, such as a `PromptAssembly`) or the shown tool names.
  */
 export type ShownTools = ShownAssembly | readonly string[];

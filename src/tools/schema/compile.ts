@@ -1,6 +1,6 @@
 /**
  * Compiling one tool's `parameters` into an ajv validator, every failure a
- * {@link ToolSchemaError}, with the ajv instances bounded (issue 8 #5).
+ * {@link ToolSchemaError}, with the ajv instances bounded.
  */
 import type { Ajv, CodeOptions, ErrorObject, Options, ValidateFunction } from 'ajv';
 import type { JsonObject, JsonValue } from '../lossless-json.js';

@@ -1,6 +1,6 @@
 /**
  * The JSON Schema dialects tool `parameters` may be written in, and the ajv class that
- * validates each (SPEC §11.1).
+ * validates each.
  */
 import { Ajv, type Options } from 'ajv';
 import { Ajv2019 } from 'ajv/dist/2019.js';

@@ -7,7 +7,7 @@ import type { DefaultJsonSchemaDialect } from './dialects.js';
 /**
  * The options of `new ToolsPlugin(options)`.
  *
- * Decisions where SPEC §11.1 is silent:
+ * How schemas are read:
  * - `$schema` must be one of the three canonical URIs (`http://json-schema.org/draft-07/schema#`,
  *   `https://json-schema.org/draft/2019-09/schema`, `https://json-schema.org/draft/2020-12/schema`),
  *   each with or without the trailing `#`; other spellings (`https://` for draft-07,

@@ -1,6 +1,6 @@
 /**
  * What `Tools.register` refuses in a schema before ajv sees it: what ajv would ignore or
- * turn asynchronous (SPEC §11.1, issue 8 #2 and #11).
+ * turn asynchronous.
  */
 import type { JsonObject, JsonValue } from '../lossless-json.js';
 import { ToolSchemaError } from './tool-schema-error.js';
@@ -52,10 +52,10 @@ function checkDialectKeyword(tool: string, path: string, keyword: string, dialec
  *   `unevaluatedProperties`, `dependentRequired`, … in draft-07; `prefixItems` in
  *   2019-09), found in schema position: it would be ignored;
  * - a `"$async"` key anywhere: ajv would compile an asynchronous validator whose
- *   promise escapes argument checking (issue 8 #2);
+ *   promise escapes argument checking;
  * - a `"__proto__"` key anywhere: ajv drops a `properties` / `patternProperties` /
- *   `dependencies` entry named `__proto__`, so its constraint would be ignored
- *   (issue 8 #11). (`"__proto__"` as a *value*, in `required` or `dependentRequired`, is
+ *   `dependencies` entry named `__proto__`, so its constraint would be ignored.
+ *   (`"__proto__"` as a *value*, in `required` or `dependentRequired`, is
  *   enforced and allowed.)
  * - a nested `$schema` naming another dialect (or an unknown one): one ajv class
  *   validates one dialect, and would read the subschema in the root's;

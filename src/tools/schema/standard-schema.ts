@@ -1,6 +1,6 @@
 /**
  * Tool `parameters` given as a Standard Schema that emits JSON Schema (zod 4's
- * `~standard`, SPEC §11.1): converted once, at `Tools.register`, into the JSON Schema
+ * `~standard`): converted once, at `Tools.register`, into the JSON Schema
  * that is stored, shown to the model and checked by ajv.
  */
 import { describeValue } from '../../context/token.js';
@@ -42,7 +42,7 @@ export const STANDARD_KEY = '~standard';
  * @internal Whether `parameters` is to be read as a Standard Schema: it has a
  * `~standard` property and is not plain JSON carrying a hidden one. A plain object (its
  * prototype `Object.prototype` or `null`) whose own `~standard` is non-enumerable, such
- * as `z.toJSONSchema()` output, is JSON: that property is ignored (SPEC §11.1).
+ * as `z.toJSONSchema()` output, is JSON: that property is ignored.
  */
 export function isStandardSchemaCandidate(parameters: object): boolean {
   const proto = Object.getPrototypeOf(parameters) as unknown;

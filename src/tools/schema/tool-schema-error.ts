@@ -3,7 +3,7 @@
  */
 
 /**
- * `Tools.register` refused a tool's `parameters` (SPEC §11.1): an unknown `$schema`, a
+ * `Tools.register` refused a tool's `parameters`: an unknown `$schema`, a
  * schema its dialect's meta-schema rejects, an unresolvable `$ref`, `"$async"`, a
  * `__proto__` property, a Standard Schema that can not be converted, or anything else
  * the validator threw while compiling it. The message names the tool, the path in the

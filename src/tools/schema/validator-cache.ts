@@ -1,6 +1,6 @@
 /**
  * The compiled validators of one registry's tools: shared by identical schemas,
- * reference-counted, and kept in a bounded LRU once released (issue 8 #5).
+ * reference-counted, and kept in a bounded LRU once released (so memory stays bounded).
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { JsonObject } from '../lossless-json.js';
@@ -14,7 +14,7 @@ import type { ToolsRegExpEngine } from './plugin-options.js';
  * hundreds of microseconds, keeping one costs about 4 KB, so a small bounded LRU pays.
  * 64 covers the tool set of a typical backend (a schema any live tool uses is never in
  * it: live validators are shared, not cached) while the LRU stays under 0.3 MB; it was
- * 256 (about 1 MB) before issue 9's heap row.
+ * 256 (about 1 MB) before the heap measurements of many short-lived agents.
  */
 export const RELEASED_VALIDATORS_MAX = 64;
 

@@ -1,0 +1,376 @@
+/**
+ * `inspect` and `formatInspection`: a picture of the live tree (the server, its contexts,
+ * agents, sessions and turns, with their locals, tools, prompt sections, listeners and
+ * leases), as frozen plain data, as an indented text tree, or as a Mermaid flowchart.
+ *
+ * Nothing is recorded for it ahead of time: `inspect` reads the tree as it is when called,
+ * so it costs nothing until it is called.
+ */
+import { Agent } from '../agents/agent.js';
+import { ConversationHistory } from '../agents/history.js';
+import { Scratchpad } from '../agents/session.js';
+import { Server } from '../context/server.js';
+import { SystemContext } from '../context/system-context.js';
+import { describeValue, nameOf, type Token } from '../context/token.js';
+import { eventBusOf } from '../events/events.js';
+import { promptRegistryOf } from '../prompts/prompts.js';
+import { scopeLabel } from '../scope/layers.js';
+import { DurableSession } from '../sessions/durable-session.js';
+import { sessionRegistryOf } from '../sessions/plugin.js';
+import { toolRegistryOf } from '../tools/tools.js';
+import { formatMermaid, formatText, readTree } from './inspect-format.js';
+
+/**
+ * What a node of an {@link InspectNode} tree stands for:
+ * - `'server'`: the server (only ever the root of a tree made by `inspect(server)`);
+ * - `'agent'`: an agent's own context (`agent.ctx`);
+ * - `'session'`: a session's context: one made by `openSession` or a durable session's
+ *   (a context holding its own `ConversationHistory`);
+ * - `'context'`: any other context: a root context, a turn, a registration scope, a child.
+ */
+export type InspectNodeKind = 'server' | 'context' | 'agent' | 'session';
+
+/** The lease a durable session's agent holds, as this process knows it. */
+export interface InspectLease {
+  /** The lease owner: this server's `SessionsPlugin({ owner })` id. */
+  readonly owner: string;
+  /** The fencing epoch: 1 at `create`, one more at every `resume` (or take-over). */
+  readonly epoch: number;
+  /**
+   * When the lease runs out unless it is renewed, in milliseconds since the epoch (compare
+   * it with `Date.now()`): the time the last successful renewal (or the acquisition) was
+   * sent plus the lease TTL, on this process's clock. The store's own expiry is at or after
+   * it.
+   */
+  readonly expiresAt: number;
+}
+
+/** What an agent node tells about its agent. */
+export interface InspectAgent {
+  /** The agent's id. */
+  readonly id: string;
+  /** The agent's kind, when it was made from one. */
+  readonly kind?: string;
+  /**
+   * The names of the tools its turns see (the global tools, its own, minus the ones its
+   * restrictions remove), in the order `Tools.list()` gives them. For a disposed agent,
+   * only what is still registered in its own scope (nothing, once its disposal ended).
+   */
+  readonly tools: readonly string[];
+  /**
+   * The names of the prompt sections its prompt assembles (the global ones and its own,
+   * by `order`). For a disposed agent, only what is still registered in its own scope.
+   */
+  readonly sections: readonly string[];
+  /**
+   * How many event listeners are registered for its scope (through `agent.ctx` or a
+   * context below it). Unscoped and global listeners hear every agent and are not counted.
+   */
+  readonly listeners: number;
+  /** The lease of a durable session's agent; absent for any other agent, and once it was released. */
+  readonly lease?: InspectLease;
+}
+
+/** What the node of a durable session's context tells about the session. */
+export interface InspectSession {
+  /** The session id. */
+  readonly id: string;
+  /** Its last committed turn (0 after `create`). */
+  readonly committedTurn: number;
+}
+
+/**
+ * One node of the tree `inspect` returns: frozen plain data (its arrays and objects are
+ * frozen too), safe to keep, compare, log or `JSON.stringify`.
+ */
+export interface InspectNode {
+  /** What the node stands for. */
+  readonly kind: InspectNodeKind;
+  /**
+   * How it reads: `server`, `context`, `turn` (a context holding its own `Scratchpad`),
+   * `scope <key>` (a registration scope made by `createScope`), `agent "<id>"`,
+   * `session` (made by `openSession`) or `durable session "<id>"`.
+   */
+  readonly label: string;
+  /** The context's `depth` (0 for a root context); -1 for the server. */
+  readonly depth: number;
+  /** Whether its disposal started (for the server: whether `dispose()` was called). */
+  readonly disposed: boolean;
+  /**
+   * The names of the tokens of its own locals, oldest first. For the server node: the
+   * tokens of its globals (inserted with `insertGlobal`, and the registries the plugins
+   * installed), in insertion order; classes bound only in `server.container` are not
+   * listed.
+   */
+  readonly locals: readonly string[];
+  /** Its live child contexts, oldest first (for the server: its live root contexts). */
+  readonly children: readonly InspectNode[];
+  /** Set on an agent node. */
+  readonly agent?: InspectAgent;
+  /** Set on the node of a durable session's context (a session made by `openSession` has none). */
+  readonly session?: InspectSession;
+}
+
+/** The output formats of {@link formatInspection}. */
+export type InspectionFormat = 'text' | 'mermaid';
+
+/** The durable sessions of a server, by their agent and by their session context. */
+interface Durables {
+  readonly byAgent: Map<Agent, DurableSession>;
+  readonly bySession: Map<SystemContext, DurableSession>;
+}
+
+interface Pending {
+  readonly ctx: SystemContext;
+  readonly parent: number;
+  readonly kids: InspectNode[];
+}
+
+/**
+ * A picture of the live tree below `serverOrContext`: the server (or the context) and
+ * every context below it, each with the names of its locals, and for an agent its tools,
+ * prompt sections, listener count and (for a durable session's agent) its lease, for a
+ * durable session its id and committed turn. The tree is frozen plain data, made when
+ * called: later changes do not show in it.
+ *
+ * A disposed context never throws: its node is marked `disposed: true` and shows what it
+ * still holds. While its disposal runs that is what is left of it; once it ended, the
+ * disposal released everything, so only its identity remains: its kind and label as far
+ * as they can still be told (an agent's context stays an agent; a session's or a turn's,
+ * whose locals are gone, reads `context`), its depth, and no locals, children, tools,
+ * sections, listeners or lease. Nothing is recorded in advance for this: contexts,
+ * agents and turns cost nothing more than without `inspect`.
+ *
+ * @param serverOrContext - a {@link Server} (the tree starts at a `'server'` node whose
+ *   children are its root contexts) or a {@link SystemContext} (the tree is its subtree).
+ * @returns the frozen root node.
+ * @throws TypeError when `serverOrContext` is neither a `Server` nor a `SystemContext`.
+ *
+ * @example
+ * ```ts
+ * import assert from 'node:assert/strict';
+ * import { Agents, AgentsPlugin, Server, Tools, ToolsPlugin, formatInspection, inspect, openSession } from 'polestar-di';
+ *
+ * const server = new Server().addPlugins(new ToolsPlugin(), new AgentsPlugin());
+ * await server.finish();
+ * const app = server.createContext();
+ * const { agent } = await app.get(Agents).create({ id: 'helper', setup: (ctx) => {
+ *   ctx.get(Tools).register({ name: 'echo', description: 'Echoes', parameters: { type: 'object' }, execute: (args) => JSON.stringify(args) });
+ * } });
+ * const session = openSession(agent);
+ *
+ * const tree = inspect(server);
+ * const helper = tree.children[0].children[0];
+ * assert.equal(helper.kind, 'agent');
+ * assert.deepEqual(helper.agent?.tools, ['echo']);
+ * assert.equal(helper.children[0].kind, 'session');
+ * assert.equal(formatInspection(tree, 'text'), [
+ *   'server · globals: Events, Tools, Agents',
+ *   '└─ context',
+ *   '   └─ agent "helper" · tools: echo · listeners: 0 · locals: Agent',
+ *   '      └─ session · locals: ConversationHistory',
+ * ].join('\n'));
+ *
+ * await session.dispose();
+ * const gone = inspect(session.ctx); // a disposed context: no throw
+ * assert.equal(gone.disposed, true);
+ * await server.dispose();
+ * ```
+ */
+export function inspect(serverOrContext: Server | SystemContext): InspectNode {
+  if (isA(serverOrContext, Server)) return inspectServer(serverOrContext);
+  if (isA(serverOrContext, SystemContext)) return inspectTree(serverOrContext, durablesOf(serverOrContext.server));
+  throw new TypeError(
+    `inspect(serverOrContext): serverOrContext must be a Server or a SystemContext (such as agent.ctx or session.ctx), got ${describeValue(serverOrContext)}.`,
+  );
+}
+
+/**
+ * Renders a tree made by {@link inspect} (or the same data read back from JSON):
+ * - `'text'`: one line per node, indented under its parent with `├─`, `└─` and `│`,
+ *   the node's label and then, separated by ` · `, whether it is disposed, an agent's
+ *   kind, tools, sections, listener count and lease, a durable session's committed turn,
+ *   and the locals (the server's line lists its globals);
+ * - `'mermaid'`: a Mermaid `flowchart TD` (in a Markdown code block of language `mermaid`,
+ *   GitHub draws it as a picture), one node per tree node (the server a subroutine box, an agent a
+ *   stadium, a session a rounded box, any other context a box) with the same details one
+ *   per line, disposed nodes dashed. Every label is quoted and escaped with Mermaid's
+ *   entity codes (`#quot;`, `#lt;`, …), so ids and token names can not break the diagram.
+ *
+ * Control characters in labels and names are shown escaped (`\n`), in both formats.
+ *
+ * @param tree - the root node.
+ * @param format - `'text'` or `'mermaid'`.
+ * @throws TypeError naming the field when `tree` is not such a tree, or naming `format`
+ *   when it is neither `'text'` nor `'mermaid'`.
+ *
+ * @example
+ * ```ts
+ * import assert from 'node:assert/strict';
+ * import { AgentsPlugin, Server, formatInspection, inspect } from 'polestar-di';
+ *
+ * const server = new Server().addPlugins(new AgentsPlugin());
+ * await server.finish();
+ * server.createContext().child();
+ * assert.equal(formatInspection(inspect(server), 'mermaid'), [
+ *   'flowchart TD',
+ *   '  n0[["server<br/>globals: Events, Agents"]]',
+ *   '  n1["context"]',
+ *   '  n0 --> n1',
+ *   '  n2["context"]',
+ *   '  n1 --> n2',
+ * ].join('\n'));
+ * await server.dispose();
+ * ```
+ */
+export function formatInspection(tree: InspectNode, format: InspectionFormat): string {
+  if (format !== 'text' && format !== 'mermaid') {
+    throw new TypeError(`formatInspection(tree, format): format must be 'text' or 'mermaid', got ${describeValue(format)}.`);
+  }
+  const root = readTree(tree);
+  return format === 'text' ? formatText(root) : formatMermaid(root);
+}
+
+// ------------------------------------------------------------------ reading the tree
+
+function inspectServer(server: Server): InspectNode {
+  const durables = durablesOf(server);
+  const children: InspectNode[] = [];
+  for (const root of [...server._roots]) children.push(inspectTree(root, durables));
+  return Object.freeze({
+    kind: 'server',
+    label: 'server',
+    depth: -1,
+    disposed: server.isDisposed,
+    locals: Object.freeze([...server._globals.keys()].map(tokenName)),
+    children: Object.freeze(children),
+  });
+}
+
+/** The subtree of `top`, without recursion (a chain of thousands of child contexts is fine). */
+function inspectTree(top: SystemContext, durables: Durables): InspectNode {
+  // Pre-order: every context after its parent; built back to front, so each node's
+  // children are finished (and frozen) before the node itself.
+  const order: Pending[] = [{ ctx: top, parent: -1, kids: [] }];
+  for (let i = 0; i < order.length; i++) {
+    const kids = order[i].ctx._children;
+    if (kids !== undefined) for (const c of kids) order.push({ ctx: c, parent: i, kids: [] });
+  }
+  let root: InspectNode | undefined;
+  for (let i = order.length - 1; i >= 0; i--) {
+    const p = order[i];
+    const node = nodeOf(p.ctx, p.kids.reverse(), durables);
+    if (p.parent < 0) root = node;
+    else order[p.parent].kids.push(node);
+  }
+  return root as InspectNode;
+}
+
+function nodeOf(ctx: SystemContext, children: InspectNode[], durables: Durables): InspectNode {
+  const disposed = ctx.isDisposed;
+  const tokens: Token[] = [];
+  for (const [t] of ctx._localValues()) tokens.push(t);
+  const locals = Object.freeze(tokens.map(tokenName));
+  const key = ctx._scopeKey;
+  const base = { depth: ctx.depth, disposed, locals, children: Object.freeze(children) };
+  if (key !== undefined && Agent._is(key) && key.ctx === ctx) {
+    return Object.freeze({ kind: 'agent', label: safeLabel(key), ...base, agent: agentOf(key, disposed, durables) });
+  }
+  const durable = durables.bySession.get(ctx);
+  if (durable !== undefined) {
+    const session: InspectSession = Object.freeze({ id: durable.id, committedTurn: durable.committedTurn });
+    return Object.freeze({ kind: 'session', label: `durable session "${durable.id}"`, ...base, session });
+  }
+  if (tokens.includes(ConversationHistory)) return Object.freeze({ kind: 'session', label: 'session', ...base });
+  let label = 'context';
+  if (tokens.includes(Scratchpad)) label = 'turn';
+  else if (key !== undefined && key !== ctx.parent?._scopeKey) label = `scope ${safeScopeLabel(key)}`;
+  return Object.freeze({ kind: 'context', label, ...base });
+}
+
+function agentOf(agent: Agent, disposed: boolean, durables: Durables): InspectAgent {
+  const server = agent.ctx.server;
+  const tools = toolRegistryOf(server);
+  const prompts = promptRegistryOf(server);
+  const toolNames: string[] = [];
+  if (tools !== undefined) {
+    if (disposed) for (const name of tools.layers.layer(agent).keys()) toolNames.push(name);
+    else for (const t of tools.resolve(agent).list) toolNames.push(t.name);
+  }
+  const sections: string[] = [];
+  if (prompts !== undefined) {
+    const records = disposed ? [...prompts.sections.layer(agent).values()].map((e) => e.value) : [...prompts.sections.merged(agent).values()];
+    // the order `assemble` puts them in: by `order`, ties in registration order
+    const sorted = records.map((s, i) => ({ s, i })).sort((a, b) => a.s.order - b.s.order || a.i - b.i);
+    for (const { s } of sorted) sections.push(s.name);
+  }
+  const listeners = eventBusOf(server)?.scopedCount(agent) ?? 0;
+  const kind = kindOf(agent);
+  const out: { -readonly [K in keyof InspectAgent]: InspectAgent[K] } = {
+    id: agent.id,
+    ...(kind !== undefined ? { kind } : {}),
+    tools: Object.freeze(toolNames),
+    sections: Object.freeze(sections),
+    listeners,
+  };
+  const durable = durables.byAgent.get(agent);
+  const lease = durable?._lease;
+  const expiresAt = durable?._leaseExpiresAt;
+  if (!disposed && lease !== undefined && expiresAt !== undefined) {
+    out.lease = Object.freeze({ owner: lease.owner, epoch: lease.epoch, expiresAt });
+  }
+  return Object.freeze(out);
+}
+
+function durablesOf(server: Server): Durables {
+  const byAgent = new Map<Agent, DurableSession>();
+  const bySession = new Map<SystemContext, DurableSession>();
+  const registry = sessionRegistryOf(server);
+  if (registry !== undefined) {
+    for (const d of registry.values()) {
+      if (!(d instanceof DurableSession)) continue;
+      // still loading: its agent or its session may not exist yet
+      const agent = d.agent as Agent | undefined;
+      const session = d.session as { readonly ctx: SystemContext } | undefined;
+      if (agent !== undefined && !byAgent.has(agent)) byAgent.set(agent, d);
+      if (session !== undefined) bySession.set(session.ctx, d);
+    }
+  }
+  return { byAgent, bySession };
+}
+
+/** An agent's kind name, when it has one (a string, or a kind object with a `name`). */
+function kindOf(agent: Agent): string | undefined {
+  const k: unknown = (agent as { readonly kind?: unknown }).kind;
+  if (typeof k === 'string') return k;
+  if (k !== null && typeof k === 'object') {
+    const n: unknown = (k as { readonly name?: unknown }).name;
+    if (typeof n === 'string') return n;
+  }
+  return undefined;
+}
+
+function tokenName(t: Token): string {
+  return nameOf(t);
+}
+
+function safeLabel(agent: Agent): string {
+  return `agent "${agent.id}"`;
+}
+
+function safeScopeLabel(key: object): string {
+  try {
+    return scopeLabel(key);
+  } catch {
+    return 'a key that refuses inspection';
+  }
+}
+
+/** `value instanceof cls`, false (not a throw) for a proxy whose traps throw. */
+function isA<T>(value: unknown, cls: abstract new (...args: never[]) => T): value is T {
+  try {
+    return value instanceof cls;
+  } catch {
+    return false;
+  }
+}

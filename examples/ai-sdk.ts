@@ -1,54 +1,43 @@
 /**
- * The Vercel AI SDK's `generateText` tool loop driven by polestar, offline: the model is
- * the SDK's own `MockLanguageModelV3` (from `ai/test`), scripted to call tools and then
- * answer. polestar supplies the system prompt and the tools (`prepareTurn`), and every call
- * the model makes runs through polestar's `Tools.execute` (`executeToolCall`: schema check,
- * guards, events, and a refusal of anything the turn did not show).
+ * The Vercel AI SDK's `generateText` tool loop on polestar, offline: the model is the
+ * SDK's own `MockLanguageModelV3` (from `ai/test`), scripted to call tools and then answer.
+ * polestar supplies the system prompt and the tools (`prepareTurn`, `toAiSdkTools`), every
+ * call the model makes runs through polestar's `Tools.execute` (schema check, guards,
+ * events, and a refusal of anything the turn did not show), and the conversation is kept
+ * in a polestar `ConversationHistory` (`fromAiSdkMessages` / `toAiSdkMessages`).
  *
- * Run: `npm run build:run && node .build/examples/ai-sdk.js [--self-test]`
+ * `--trace` prints the OpenTelemetry span tree: the AI SDK's own spans with polestar's
+ * `execute_tool` spans (`polestar-di/otel`) nested under them.
+ *
+ * Run: `npm run build:run && node .build/examples/ai-sdk.js [--trace]`
  */
-import { dynamicTool, generateText, jsonSchema, stepCountIs, type ToolSet } from 'ai';
+import { generateText, stepCountIs } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import {
   Agents,
   AgentsPlugin,
+  ConversationHistory,
   Events,
   Prompts,
   PromptsPlugin,
   Server,
   Tools,
   ToolsPlugin,
-  type SystemContext,
   type ToolExecution,
   type ToolResult,
-} from '../src/index.js';
-import { executeToolCall, prepareTurn, type PreparedTurn } from '../src/adapters/index.js';
+} from 'polestar-di';
+import { prepareTurn } from 'polestar-di/adapters';
+import { fromAiSdkMessages, toAiSdkMessages, toAiSdkTools } from 'polestar-di/adapters/ai-sdk';
+import { startTracing } from './support/trace.js';
+
+// --trace: the AI SDK's spans and polestar's, in memory, printed at the end
+const tracing = process.argv.includes('--trace') ? startTracing() : undefined;
+const telemetry = tracing === undefined ? undefined : { isEnabled: true, tracer: tracing.tracer('ai') };
 
 const failures: string[] = [];
 function check(what: string, ok: boolean, detail: unknown = ''): void {
   console.log(`  ${ok ? 'ok  ' : 'FAIL'} ${what}${ok ? '' : ` (${JSON.stringify(detail)})`}`);
   if (!ok) failures.push(what);
-}
-
-/**
- * The glue a user writes: polestar's shown tools as AI SDK tools. Each call runs through
- * polestar (`executeToolCall`); an error result goes back to the model as `error-text`.
- */
-function toAiSdkTools(ctx: SystemContext, turn: PreparedTurn): ToolSet {
-  const tools: ToolSet = {};
-  for (const t of turn.tools) {
-    tools[t.name] = dynamicTool({
-      description: t.description,
-      inputSchema: jsonSchema(t.parameters),
-      execute: (input, { toolCallId, abortSignal }) =>
-        executeToolCall(ctx, turn, { callId: toolCallId, name: t.name, arguments: input, ...(abortSignal ? { signal: abortSignal } : {}) }),
-      toModelOutput: ({ output }) => {
-        const r = output as ToolResult;
-        return r.isError ? { type: 'error-text', value: r.content } : { type: 'text', value: r.content };
-      },
-    });
-  }
-  return tools;
 }
 
 // ---- the deployment: a global search tool, an agent with its persona and its own tool
@@ -93,6 +82,11 @@ let seenTools: string[] = [];
 const model = new MockLanguageModelV3({
   doGenerate: async (options) => {
     const toolMessages = options.prompt.filter((m) => m.role === 'tool');
+    const lastUser = options.prompt.filter((m) => m.role === 'user').at(-1);
+    const asked = lastUser?.role === 'user' ? lastUser.content.map((p) => (p.type === 'text' ? p.text : '')).join('') : '';
+    if (asked === 'Which source?') {
+      return { content: [{ type: 'text', text: 'The search results, cited as [1].' }], finishReason: { unified: 'stop', raw: 'stop' }, usage, warnings: [] };
+    }
     if (toolMessages.length === 0) {
       const system = options.prompt.find((m) => m.role === 'system');
       seenSystem = system?.role === 'system' ? system.content : '';
@@ -121,15 +115,19 @@ const model = new MockLanguageModelV3({
 });
 
 // ---- one turn: polestar supplies the system prompt and the tools; Tools.execute runs the calls
+const history = new ConversationHistory();
 const turnCtx = researcher.agent.ctx.child();
 const turn = await prepareTurn(turnCtx);
+history.append({ role: 'user', content: 'What causes tides?' });
 const result = await generateText({
   model,
   system: turn.system,
-  prompt: 'What causes tides?',
-  tools: toAiSdkTools(turnCtx, turn),
+  messages: toAiSdkMessages(history.messages),
+  tools: toAiSdkTools(turnCtx.get(Tools), { shown: turn.assembly }),
   stopWhen: stepCountIs(4),
+  experimental_telemetry: telemetry,
 });
+for (const m of fromAiSdkMessages(result.response.messages)) history.append(m);
 console.log(`answer: ${result.text}`);
 
 check('the model saw the rendered system prompt', seenSystem === 'You research. Cite your sources.', seenSystem);
@@ -143,9 +141,28 @@ check(
   result.text,
 );
 check('every call went through Tools.execute (tools/result observers)', JSON.stringify(observed.sort()) === JSON.stringify(['cite:INVALID_ARGS', 'search:ok']), observed);
+check(
+  'the history holds the turn as polestar messages: the user, the calls, both results (one an error), the answer',
+  JSON.stringify(history.messages.map((m) => (m.role === 'tool' ? `tool:${m.callId}:${m.isError === true}` : m.role))) ===
+    JSON.stringify(['user', 'assistant', 'tool:call_1:false', 'tool:call_2:true', 'assistant']),
+  history.messages,
+);
+
+// ---- the next user message continues from polestar's history
+history.append({ role: 'user', content: 'Which source?' });
+const followUp = await generateText({ model, system: turn.system, messages: toAiSdkMessages(history.messages), tools: toAiSdkTools(turnCtx.get(Tools), { shown: turn.assembly }), experimental_telemetry: telemetry });
+check('the follow-up is answered from the converted history', followUp.text === 'The search results, cited as [1].', followUp.text);
 
 await turnCtx.dispose();
 await server.dispose();
+if (tracing !== undefined) {
+  const spans = tracing.spans();
+  const byId = new Map(spans.map((sp) => [sp.spanContext().spanId, sp]));
+  const tools = spans.filter((sp) => sp.name.startsWith('execute_tool '));
+  check('--trace: one execute_tool span per call, each under the AI SDK span of that call', tools.length === 2 && tools.every((sp) => byId.get(sp.parentSpanContext?.spanId ?? '')?.name === 'ai.toolCall'), tools.map((sp) => sp.name));
+  console.log(tracing.tree());
+  await tracing.stop();
+}
 if (failures.length > 0) {
   console.error(`examples/ai-sdk.ts: ${failures.length} check(s) failed: ${failures.join('; ')}`);
   process.exit(1);

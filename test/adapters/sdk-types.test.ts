@@ -105,12 +105,20 @@ test('Anthropic Messages: outputs are the SDK types; SDK values are inputs', () 
 });
 
 test('the SDKs are devDependencies only: polestar-di/adapters imports none of them at run time', async () => {
-  const { readFile, readdir } = await import('node:fs/promises');
-  const dir = new URL('../../src/adapters/', import.meta.url);
-  for (const f of await readdir(dir)) {
-    const src = await readFile(new URL(f, dir), 'utf8');
-    expect(src).not.toMatch(/from '(openai|@anthropic-ai\/sdk|@modelcontextprotocol\/[^']+|ai|@openai\/agents)(\/[^']*)?'/);
+  const { readFile } = await import('node:fs/promises');
+  // Every module polestar-di/adapters loads (its own entry's import graph; the ai-sdk and
+  // openai-agents entries import their own SDK, and only they do).
+  const seen = new Set<string>();
+  const queue = [new URL('../../src/adapters/index.ts', import.meta.url).href];
+  while (queue.length > 0) {
+    const href = queue.pop() as string;
+    if (seen.has(href)) continue;
+    seen.add(href);
+    const src = await readFile(new URL(href), 'utf8');
+    expect([href, src.match(/^(?:import|export)\b[^;]*?from '(openai|@anthropic-ai\/sdk|@modelcontextprotocol\/[^']+|ai|@openai\/agents)(\/[^']*)?'/m)?.[0]]).toEqual([href, undefined]);
+    for (const m of src.matchAll(/^(?:import|export)\b[^;]*?from '(\.{1,2}\/[^']+)\.js'/gm)) queue.push(new URL(`${m[1]}.ts`, href).href);
   }
+  expect(seen.size).toBeGreaterThan(10);
   const pkg = JSON.parse(await readFile(new URL('../../package.json', import.meta.url), 'utf8')) as { dependencies: Record<string, string> };
   for (const sdk of ['openai', '@anthropic-ai/sdk', '@modelcontextprotocol/sdk', 'ai', '@openai/agents']) expect(pkg.dependencies[sdk]).toBeUndefined();
 });

@@ -1,7 +1,7 @@
 // Every ```ts block of docs/adapters-and-mcp.md is a complete module: it compiles against
 // polestar-di and polestar-di/adapters and runs (its node:assert checks are real
-// assertions; the MCP SDK 1.x block starts a real server-memory child process). The SDK 2.x
-// bridge is fenced ```typescript on purpose: SDK 2.x is not installed, the doc says so.
+// assertions; the MCP blocks start real server child processes, through the SDK 1.x and 2.x
+// clients).
 import { join } from 'node:path';
 import { ROOT, extractBlocks, typeCheck, writeBlocks } from '../testing/doc-blocks.js';
 

@@ -67,9 +67,9 @@ import {
   type ToolExecution,
   type ToolResult,
   type ToolSchema,
-} from '../src/index.js';
-import { PostgresSessionStore } from '../src/sessions/postgres.js';
-import { SqliteSessionStore } from '../src/sessions/sqlite.js';
+} from 'polestar-di';
+import { PostgresSessionStore } from 'polestar-di/sessions/postgres';
+import { SqliteSessionStore } from 'polestar-di/sessions/sqlite';
 
 // ------------------------------------------------------------------ the fake model
 

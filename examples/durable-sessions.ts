@@ -14,8 +14,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AgentsPlugin, Events, Server, Sessions, SessionsPlugin, TurnLog, type LocalSerializer, type SessionStore } from '../src/index.js';
-import { SqliteSessionStore } from '../src/sessions/sqlite.js';
+import { AgentsPlugin, Events, Server, Sessions, SessionsPlugin, TurnLog, type LocalSerializer, type SessionStore } from 'polestar-di';
+import { SqliteSessionStore } from 'polestar-di/sessions/sqlite';
 
 const selfTest = process.argv.includes('--self-test');
 const log = (...args: unknown[]): void => {

@@ -9,7 +9,7 @@
  *
  * Run: `npm run demo` (or `node .build/examples/quickstart.js --self-test`).
  */
-import { Agent, Agents, AgentsPlugin, ConversationHistory, globalResource, localResource, openSession, ParamError, Scratchpad, Server, token, type Plugin } from '../src/index.js';
+import { Agent, Agents, AgentsPlugin, ConversationHistory, globalResource, localResource, openSession, ParamError, Scratchpad, Server, token, type Plugin } from 'polestar-di';
 
 // ------------------------------------------------------------------ resources
 

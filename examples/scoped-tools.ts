@@ -14,8 +14,8 @@ import {
   createScope,
   type ToolExecution,
   type ToolResult,
-} from '../src/index.js';
-import { LeakError, assertNoLeaks } from '../src/testing/index.js';
+} from 'polestar-di';
+import { LeakError, assertNoLeaks } from 'polestar-di/testing';
 
 const selfTest = process.argv.includes('--self-test');
 const failures: string[] = [];

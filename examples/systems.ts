@@ -22,7 +22,7 @@ import {
   token,
   tokenName,
   validate,
-} from '../src/index.js';
+} from 'polestar-di';
 
 class AppConfig {
   constructor(readonly agentName: string) {}

@@ -8,7 +8,10 @@
 //    clone" with no dist/, links its node_modules, and runs `npm pack` there: the tarball
 //    holds code only because `prepack` builds it.
 // 2. Checks the tarball: every "exports" file is in it, no `@internal` member is
-//    published, and every source map's sources are in it (src/ ships, see docs/packaging.md).
+//    published, no published .d.ts cites a document users do not have ("SPEC §…",
+//    "issue 12", "contract C3") or declares an `_`-prefixed member (see
+//    `scanDeclarations`), and every source map's sources are in it (src/ ships, see
+//    docs/packaging.md). `require('./check-pack.cjs')` runs nothing: it exports the scan.
 // 3. Installs it into a throwaway project and, for every "exports" entry:
 //    - ESM: `import('polestar-di/...')`;
 //    - CommonJS: `require('polestar-di/...')` (Node >= 20.19 can require ES modules);
@@ -16,7 +19,9 @@
 //      NestJS default, which reads "typesVersions", not "exports"; skipLibCheck on, as
 //      NestJS has it) and again with `nodenext` and `skipLibCheck: false` (the published
 //      .d.ts must be complete once internals are stripped).
-//    and runs a small program using the public API and the re-exported decorators.
+//    and runs a small program using the public API and the re-exported decorators;
+//    then type-checks the examples (examples/**/*.ts, which import polestar by its package
+//    name) against the installed package, with the packages they import from devDependencies.
 /* global __dirname */
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -28,7 +33,73 @@ const pkg = JSON.parse(fs.readFileSync(path.join(repo, 'package.json'), 'utf8'))
 const tsc = path.join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const keep = process.argv.includes('--keep');
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'polestar-pack-'));
+
+/**
+ * Published names that start with `_` and must stay (none today). Each entry is
+ * `<file relative to the package>:<member name>`, with the reason beside it.
+ */
+const ALLOWED_UNDERSCORE_MEMBERS = new Set([]);
+
+/** References to documents a user of the package does not have, as they read in doc comments. */
+const INTERNAL_REFERENCES = [
+  { what: 'a SPEC section', re: /\bSPEC\b\s*(?:§|\d)/ },
+  { what: 'a section sign', re: /§\s*\d/ },
+  { what: 'an issue number', re: /\bissues?\s+#?\d+/i },
+  { what: 'a contract number', re: /\bcontract[\s-]+C\d+\b/i },
+];
+
+/**
+ * The lines of `text` that cite a document users do not have ("SPEC §10.2", "issue 9",
+ * "contract C3"), as `file:line: ...` findings.
+ *
+ * @param {string} file - the name findings give.
+ * @param {string} text - the file's text.
+ * @returns {string[]} one finding per reference.
+ */
+function findInternalReferences(file, text) {
+  const findings = [];
+  text.split('\n').forEach((line, i) => {
+    for (const ref of INTERNAL_REFERENCES) {
+      const m = ref.re.exec(line);
+      if (m !== null) findings.push(`${file}:${i + 1}: cites ${ref.what} ("${m[0]}"), a document users do not have: ${line.trim()}`);
+    }
+  });
+  return findings;
+}
+
+/**
+ * Scans published declaration files for what users must not see: references to internal
+ * documents (anywhere in the text: doc comments are where they hide) and `_`-prefixed
+ * members of classes, interfaces and type literals, or `_`-prefixed declared names
+ * (members tagged `@internal` are stripped by scripts/build.cjs; one that is left is a
+ * leak). Parameters named `_x` are not members and are allowed.
+ *
+ * @param {{ file: string, text: string }[]} files - each .d.ts, by its path in the package.
+ * @returns {string[]} one `file:line: ...` finding per problem, in file order; empty when clean.
+ */
+function scanDeclarations(files) {
+  const ts = require(path.join(repo, 'node_modules', 'typescript'));
+  const findings = [];
+  for (const { file, text } of files) {
+    findings.push(...findInternalReferences(file, text));
+    const sf = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+    const nameOf = (n) => (n !== undefined && (ts.isIdentifier(n) || ts.isStringLiteral(n) || ts.isPrivateIdentifier(n)) ? n.text : undefined);
+    const visit = (node) => {
+      const isMember = (ts.isClassElement(node) || ts.isTypeElement(node)) && !ts.isConstructorDeclaration(node);
+      const isDeclaration = (ts.isFunctionDeclaration(node) || ts.isClassDeclaration(node) || ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node) || ts.isVariableDeclaration(node) || ts.isEnumDeclaration(node) || ts.isExportSpecifier(node)) && node.parent !== undefined;
+      const name = isMember || isDeclaration ? nameOf(node.name) : undefined;
+      if (name !== undefined && name.startsWith('_') && !ALLOWED_UNDERSCORE_MEMBERS.has(`${file}:${name}`)) {
+        const { line } = sf.getLineAndCharacterOfPosition(node.name.getStart(sf));
+        findings.push(`${file}:${line + 1}: publishes ${isMember ? 'the member' : 'the name'} "${name}": tag it @internal (scripts/build.cjs strips tagged members) or rename it`);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(sf);
+  }
+  return findings;
+}
+
+module.exports = { scanDeclarations, findInternalReferences };
 
 function run(cmd, args, cwd, extraEnv = {}) {
   try {
@@ -89,6 +160,11 @@ function writeConsumerProject(dir, tarball, integrity, extras) {
   fs.writeFileSync(path.join(dir, 'package-lock.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', lockfileVersion: 3, requires: true, packages }, null, 2));
 }
 
+// Required (by the scan's test) rather than run: export the scan and stop here (a CommonJS
+// module may return at its top level).
+if (require.main !== module) return;
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'polestar-pack-'));
 try {
   // ---------------------------------------------------------------- 1. pack a fresh clone
   const clone = path.join(tmp, 'clone');
@@ -138,7 +214,12 @@ try {
       }
     }
   }
-  step(`tarball: every exports target present, no @internal member in ${[...shipped].filter((f) => f.endsWith('.d.ts')).length} .d.ts files, ${maps} source maps resolve`);
+  const declarations = [...shipped].filter((f) => f.endsWith('.d.ts')).sort();
+  const findings = scanDeclarations(declarations.map((f) => ({ file: f, text: fs.readFileSync(path.join(root, f), 'utf8') })));
+  if (findings.length > 0) {
+    throw new Error(`the published declarations show users what is not theirs (${findings.length} finding(s)); rewrite the doc comment to speak to users, or tag the member @internal:\n  ${findings.join('\n  ')}`);
+  }
+  step(`tarball: every exports target present, no @internal member, no internal reference and no _-prefixed member in ${declarations.length} .d.ts files, ${maps} source maps resolve`);
 
   // ---------------------------------------------------------------- 3. a consumer
   const consumer = path.join(tmp, 'consumer');
@@ -146,6 +227,16 @@ try {
   const dev = pkg.devDependencies;
   const extras = { '@types/node': dev['@types/node'] };
   for (const peer of Object.keys(pkg.peerDependencies ?? {})) if (dev[peer] !== undefined) extras[peer] = dev[peer];
+  // The examples, as a user copies them: their imports of other packages come from devDependencies.
+  const exampleFiles = files.filter((f) => /^examples\/.+\.ts$/.test(f) && fs.existsSync(path.join(repo, f)));
+  for (const f of exampleFiles) {
+    for (const m of fs.readFileSync(path.join(repo, f), 'utf8').matchAll(/^\s*(?:import|export)\b[^'"]*?from\s+'([^'.][^']*)'|^\s*import\s+'([^'.][^']*)'/gm)) {
+      const spec = m[1] ?? m[2];
+      if (spec.startsWith('node:')) continue;
+      const name = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0];
+      if (name !== pkg.name && dev[name] !== undefined) extras[name] = dev[name];
+    }
+  }
   writeConsumerProject(consumer, tarball, info.integrity, extras);
   const ci = ['ci', '--no-audit', '--no-fund', '--ignore-scripts'];
   let mode = 'offline, from the npm cache';
@@ -198,7 +289,10 @@ void new Agent();
     experimentalDecorators: true,
     emitDecoratorMetadata: true,
     target: 'ES2022',
-    lib: ['ES2022', 'esnext.disposable'],
+    // DOM: the declarations of ai and @openai/agents (the optional peers behind
+    // polestar-di/adapters/ai-sdk and /openai-agents) name fetch and WebRTC types that only
+    // lib DOM declares, as in any project that type-checks them with skipLibCheck off.
+    lib: ['ES2022', 'esnext.disposable', 'DOM'],
     types: ['node'],
   };
   // node10 keeps skipLibCheck on (NestJS's default): inversify 8 ships its types behind
@@ -216,6 +310,21 @@ void new Agent();
     fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { ...compilerOptions, ...resolution, ignoreDeprecations: '6.0' }, include: ['*.ts'] }, null, 2));
     run(process.execPath, [tsc, '-p', dir], consumer);
     step(`types: ${entries.map((e) => e.spec).join(', ')} type-check with moduleResolution ${name} (skipLibCheck ${resolution.skipLibCheck}; @internal members hidden)`);
+  }
+
+  // The examples import polestar by its package name: copied into the consumer, they
+  // type-check against the installed tarball's declarations, as a user's copy does.
+  const exampleDir = path.join(consumer, 'examples');
+  for (const f of exampleFiles) {
+    fs.mkdirSync(path.dirname(path.join(consumer, f)), { recursive: true });
+    fs.copyFileSync(path.join(repo, f), path.join(consumer, f));
+  }
+  if (exampleFiles.length > 0) {
+    fs.writeFileSync(path.join(exampleDir, 'package.json'), JSON.stringify({ type: 'module', private: true }, null, 2));
+    const exampleOptions = { ...compilerOptions, module: 'nodenext', moduleResolution: 'nodenext', isolatedModules: true, esModuleInterop: true, skipLibCheck: true };
+    fs.writeFileSync(path.join(exampleDir, 'tsconfig.json'), JSON.stringify({ compilerOptions: exampleOptions, include: ['**/*.ts'] }, null, 2));
+    run(process.execPath, [tsc, '-p', exampleDir], consumer);
+    step(`examples: ${exampleFiles.length} files type-check against the installed package (their 'polestar-di/...' imports resolved through its "exports")`);
   }
 
   const esm = `

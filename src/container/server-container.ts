@@ -1,7 +1,7 @@
 /**
  * `server.container`: an inversify `Container` that records every object it makes (so a
  * context never disposes one: every object the container made is the container's) and
- * becomes read-only once the server is finished (SPEC §10.7).
+ * becomes read-only once the server is finished.
  */
 import {
   Container, type BindToFluentSyntax, type ContainerModule, type ContainerModuleLoadOptions, type ServiceIdentifier,

@@ -1,5 +1,5 @@
 /**
- * In-flight work on a context (contract C1, SPEC §10.2): what a context's disposal aborts
+ * In-flight work on a context: what a context's disposal aborts
  * and then awaits before running its own cleanups.
  */
 

@@ -1,5 +1,5 @@
 /**
- * ParentFilter (polaris_ai's `ParentFilter`, SPEC §10.4): which tokens a context's `Res`
+ * ParentFilter: which tokens a context's `Res`
  * walks may read from its parent and the ancestors above it.
  */
 import { assertToken, describeValue, errorText, nameOf, type Token } from './token.js';

@@ -16,7 +16,7 @@ export class ResourceEntry {
    * context holding it disposes it).
    */
   counted = false;
-  /** The FIFO of waiting-borrow acquirers (SPEC 10.5), made on first use; `undefined` when none wait. */
+  /** The FIFO of waiting-borrow acquirers, made on first use; `undefined` when none wait. */
   queue: QueueItem[] | undefined = undefined;
 
   /**

@@ -48,7 +48,7 @@ export interface ChildOptions {
 class Extra {
   /** The controller behind `ctx.signal`. Kept after release, so `signal` stays the same object. */
   ac: AbortController | undefined = undefined;
-  /** Tracked in-flight work (contract C1). */
+  /** Tracked in-flight work. */
   inflight: Set<InFlight> | undefined = undefined;
   /** See `SystemContext._prelude`. */
   prelude: Cleanup | undefined = undefined;
@@ -60,7 +60,7 @@ class Extra {
   aborted = false;
   /** The disposal stopped waiting for in-flight work: later work is aborted and given up at once. */
   quiesced = false;
-  /** The async borrow holders running on this context (systems room: one C1 record for all of them). */
+  /** The async borrow holders running on this context (one in-flight record for all of them). */
   holds: HoldGroup | undefined = undefined;
   /** The tool calls in flight through or of this context (the tools registry's call group, tracked once). */
   calls: InFlight | undefined = undefined;
@@ -241,7 +241,7 @@ export class SystemContext implements AsyncDisposable {
     this._x().onInsert = fn;
   }
 
-  // ---------------------------------------------------------------- cancellation (§10.2)
+  // ---------------------------------------------------------------- cancellation
 
   /**
    * An `AbortSignal` aborted (reason: a `ContextDisposedError`) the moment the disposal
@@ -268,7 +268,7 @@ export class SystemContext implements AsyncDisposable {
   }
 
   /**
-   * @internal Tracks in-flight work on this context (contract C1): the disposal of this
+   * @internal Tracks in-flight work on this context: the disposal of this
    * context (or of an ancestor) aborts it when it starts, and awaits it (bounded by
    * `server.options.disposeTimeoutMs`) before running this context's cleanups. Returns
    * the function that untracks it. On a context whose disposal already started, the
@@ -1258,5 +1258,37 @@ function mutHint(t: Token, ctx: SystemContext): string {
 
 function notFoundHint(t: Token, ctx: SystemContext): string {
   return `looked in the locals of this ${ctx.describe()}, its ${ctx.depth} ancestor(s) and the globals; ` +
-    (providerOf(t) ?? `insert it with ctx.insert(...), server.insertGlobal(...), server.registerLocal(...), or bind it in server.container`);
+    (subclassGlobalHint(t, ctx.server) ?? providerOf(t) ?? `insert it with ctx.insert(...), server.insertGlobal(...), server.registerLocal(...), or bind it in server.container`);
+}
+
+/**
+ * Built on a miss only: when `t` is a class and a global is stored under a subclass of it
+ * (a value global is stored under its own class: `globals: [new FakeLibrary()]` is
+ * `FakeLibrary`'s, not `ToolLibrary`'s), says so and how to store it under `t`.
+ */
+function subclassGlobalHint(t: Token, server: Server): string | undefined {
+  if (typeof t !== 'function') return undefined;
+  let base: unknown;
+  try {
+    base = t.prototype;
+  } catch {
+    return undefined;
+  }
+  if (typeof base !== 'object' || base === null) return undefined;
+  const found: string[] = [];
+  for (const key of server._globals.keys()) {
+    if (typeof key !== 'function' || key === t) continue;
+    let proto: unknown;
+    try {
+      proto = key.prototype;
+    } catch {
+      continue;
+    }
+    if (typeof proto === 'object' && proto !== null && Object.prototype.isPrototypeOf.call(base, proto)) found.push(nameOf(key));
+  }
+  if (found.length === 0) return undefined;
+  const name = nameOf(t);
+  const which = found.length === 1 ? `a global ${found[0]} (extends ${name}) is registered` : `globals ${found.join(', ')} (each extends ${name}) are registered`;
+  return `${which}: pass [${name}, value] to provide it as ${name} (a value global is stored under its own class), ` +
+    `e.g. globals: [[${name}, new ${found[0]}()]] or server.insertGlobal(${name}, value)`;
 }

@@ -1,5 +1,5 @@
 /**
- * The typed event catalog (SPEC 10.6): `EventMap` lists every built-in event with its
+ * The typed event catalog: `EventMap` lists every built-in event with its
  * listener signature; applications add their own events by declaration merging.
  */
 import type { Agent } from '../agents/agent.js';

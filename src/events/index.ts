@@ -1,5 +1,5 @@
 // Events: the shared, scope-filtered event bus, typed by EventMap.
-export { Events, installEvents } from './events.js';
+export { Events } from './events.js';
 export type { ListenOptions } from './events.js';
 export type { Listener } from './bus.js';
 export type { EventMap, EventListener, EventArgs, WaterfallValue, WaterfallArgs, FreeListener, FreeName, SessionEventInfo, SessionLeaseLostInfo } from './event-map.js';

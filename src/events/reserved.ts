@@ -1,5 +1,5 @@
 /**
- * The reserved event namespaces (SPEC 10.6): names under `tools/`, `tool/`, `prompt/`,
+ * The reserved event namespaces: names under `tools/`, `tool/`, `prompt/`,
  * `prompts/`, `agent/`, `agents/`, `session/` and `sessions/` (ignoring case, with `.` and
  * `:` read as `/`) hold exactly the built-in events, spelled exactly.
  */

@@ -34,7 +34,7 @@ class Run implements OutputSink {
 
 /**
  * @internal `ctx.execute(steps)`. The array is read once (a snapshot) and every step is
- * checked before anything runs; every failure rejects (SPEC 10.7), a disposed context
+ * checked before anything runs; every failure rejects, a disposed context
  * and a non-step included.
  */
 export function executeOn(ctx: SystemContext, steps: readonly Step[]): Promise<ExecutionResult> {

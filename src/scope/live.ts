@@ -1,5 +1,5 @@
 /**
- * SPEC 10.7's rule for an explicit `scope` argument, shared by every registry that takes
+ * The rule for an explicit `scope` argument, shared by every registry that takes
  * one (`Tools` reads and `execute`, `Prompts.assemble`): the key must be the view's own
  * scope or a *live* scope key (made by `createScope`, disposal not started). Anything
  * else — a forged `{}`, the key of a disposed agent — is refused instead of being read as

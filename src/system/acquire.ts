@@ -1,5 +1,5 @@
 /**
- * Waiting acquisition (SPEC 10.5): resolve every parameter first, then take every borrow
+ * Waiting acquisition: resolve every parameter first, then take every borrow
  * at once, waiting (FIFO per entry, up to a timeout) when they can not all be granted.
  * Shared by waiting system runs, `ctx.withMut` / `ctx.withRes` and tool systems.
  */
@@ -15,7 +15,7 @@ export type ParamFailure = (index: number, err: unknown) => unknown;
 /**
  * @internal Resolves every parameter of `params` on `ctx` in declaration order: a value
  * that needs no borrow goes straight into `args`, every entry to borrow becomes a
- * request. The first missing parameter throws `fail(index, err)` (§4).
+ * request. The first missing parameter throws `fail(index, err)`.
  */
 export function resolveAll(ctx: SystemContext, params: readonly Param[], args: unknown[], fail: ParamFailure): BorrowRequest[] {
   const reqs: BorrowRequest[] = [];

@@ -1,5 +1,5 @@
 /**
- * Borrows (SPEC §3, §10.5): taking and releasing the read / write borrows of running
+ * Borrows: taking and releasing the read / write borrows of running
  * systems on resource entries, the holders named in conflict messages, and the
  * waiting-borrow queues.
  *
@@ -55,7 +55,7 @@ const RESOLVED: Promise<void> = Promise.resolve();
  *
  * It joins the {@link HoldGroup} of the context it runs on, so that context's disposal
  * aborts it (a waiter rejects at once with `ContextDisposedError`), awaits it, and then
- * gives it up, which releases its borrows even if the body never settles (SPEC 10.5).
+ * gives it up, which releases its borrows even if the body never settles.
  * While its borrows are taken it is linked into the holder list, so conflict and
  * timeout messages can name it.
  */
@@ -149,7 +149,7 @@ export class Hold {
 }
 
 /**
- * @internal The async holders running on one context, as one contract-C1 in-flight
+ * @internal The async holders running on one context, as one in-flight
  * record: tracked on the context once (when its first holder starts), it aborts, awaits
  * and gives up all of them. Tracking each run separately would cost a `Set` insertion
  * and deletion per run; a group costs four pointer writes.

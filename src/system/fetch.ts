@@ -2,9 +2,9 @@
  * Parameter fetchers: built once when a system is defined, called on every run.
  *
  * A fetcher reads one parameter's value from a context and records the entry it
- * borrowed in `held[i]` so the run can release it (the `'fail'` rule of §3: a
- * conflicting borrow fails at once). A resolver does the first half of a waiting run
- * (§10.5): it finds the entry a parameter needs without taking or checking borrows.
+ * borrowed in `held[i]` so the run can release it (the `'fail'` rule: a
+ * conflicting borrow fails at once). A resolver does the first half of a waiting run:
+ * it finds the entry a parameter needs without taking or checking borrows.
  */
 import type { ResourceEntry } from '../context/resource-entry.js';
 import type { SystemContext } from '../context/system-context.js';

@@ -1,6 +1,6 @@
 /**
  * The type-level brand of polestar's own classes, which makes `Res<T>` / `Out<T>` hand
- * them over as `T` rather than `Readonly<T>` (SPEC 10.7).
+ * them over as `T` rather than `Readonly<T>`.
  *
  * `Readonly<T>` of a class with `#private` members is a different type that can not be
  * passed back where the class is expected: `openSession(agent)` would not compile for an

@@ -10,7 +10,7 @@ import { SystemError } from './system-error.js';
 import { asSystem, System, Unit } from './system.js';
 
 /**
- * @internal `ctx.run(system)`. Every failure rejects (SPEC 10.7): a disposed context
+ * @internal `ctx.run(system)`. Every failure rejects: a disposed context
  * (`ContextDisposedError`), a non-system (`TypeError`), a parameter or body failure
  * (`SystemError`).
  */
@@ -138,7 +138,7 @@ export function runSystemStep(ctx: SystemContext, sys: System, sink?: OutputSink
  * The rest of a run whose body returned a thenable: the borrows stay held by a
  * {@link Hold} (made here, or the waiting run's own) until it settles. The hold joins the
  * group of `ctx`, so the context's disposal awaits it and releases its borrows when it
- * gives up (SPEC 10.5), and conflict messages can name it meanwhile.
+ * gives up, and conflict messages can name it meanwhile.
  */
 function settleAsync(ctx: SystemContext, sys: System, r: unknown, held: Held, sink: OutputSink | undefined, hold: Hold | undefined): Promise<unknown> {
   const h = hold ?? new Hold(sys._label, ctx, held, sys._writes);
@@ -174,8 +174,8 @@ function callHeld(ctx: SystemContext, sys: System, self: unknown, args: unknown[
 }
 
 /**
- * A run under the `'wait'` rule (SPEC 10.5): every parameter is resolved first (a missing
- * one fails as in §4), then every borrow is taken at once, at once when they can all be
+ * A run under the `'wait'` rule: every parameter is resolved first (a missing
+ * one fails as a plain run's would), then every borrow is taken at once, at once when they can all be
  * granted, else after waiting for them (FIFO per entry, holding none meanwhile).
  */
 function runWaiting(ctx: SystemContext, sys: System, self: unknown, sink: OutputSink | undefined): unknown {

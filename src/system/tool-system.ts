@@ -1,7 +1,8 @@
 /**
- * `toolSystem(params, fn, options?)` (SPEC 10.1, contract C5): a tool body whose
+ * `toolSystem(params, fn, options?)`: a tool body whose
  * `Res` / `ResMut` / `Out` parameters are fetched from the *calling context* of each
- * call, with the borrows held while the body runs (§4, and §10.5 when it waits).
+ * call, with the borrows held while the body runs (taken at once, or waited for under
+ * the `'wait'` rule).
  *
  * ```ts
  * tools.register({

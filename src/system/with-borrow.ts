@@ -1,6 +1,6 @@
 /**
- * `ctx.withMut(token, fn, { timeoutMs? })` and `ctx.withRes(token, fn, { timeoutMs? })`
- * (SPEC 10.5): a borrow for code outside systems. They always wait, like a `'wait'`
+ * `ctx.withMut(token, fn, { timeoutMs? })` and `ctx.withRes(token, fn, { timeoutMs? })`:
+ * a borrow for code outside systems. They always wait, like a `'wait'`
  * run, and hold the borrow while the callback (and the promise it returns) runs.
  */
 import type { SystemContext } from '../context/system-context.js';

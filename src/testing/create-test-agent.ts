@@ -20,7 +20,11 @@ export interface TestAgentOptions<G extends readonly TestGlobal[] = readonly Tes
   readonly id?: string;
   /** The agent's setup (registers its tools, prompts, listeners), awaited before it is published. */
   readonly setup?: AgentSetup;
-  /** Globals of the test server: values or `[token, value]` pairs (fakes). */
+  /**
+   * Globals of the test server: `[token, value]` pairs (fakes: `[ToolLibrary, new FakeLibrary()]`),
+   * or values, each stored under its own class (a bare `new FakeLibrary()` is found as
+   * `FakeLibrary`, not as the `ToolLibrary` it extends).
+   */
   readonly globals?: CheckedPairs<G>;
   /**
    * Locals: tokens or `[token, factory]` pairs, registered `per: 'agent'`: the agent's

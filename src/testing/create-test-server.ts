@@ -22,7 +22,11 @@ export type TestLocal = Token | readonly [Token, (ctx: SystemContext) => unknown
  * against its token (`[COUNT, 'one']` with `COUNT = token<number>(...)` does not compile).
  */
 export interface TestServerOptions<G extends readonly TestGlobal[] = readonly TestGlobal[], L extends readonly TestLocal[] = readonly TestLocal[]> {
-  /** Globals: values (token = `value.constructor`) or `[token, value]` pairs, e.g. fakes. */
+  /**
+   * Globals: `[token, value]` pairs (fakes: `[ToolLibrary, new FakeLibrary()]`), or values,
+   * each stored under its own class (`value.constructor`: a bare `new FakeLibrary()` is
+   * found as `FakeLibrary`, not as the `ToolLibrary` it extends).
+   */
   readonly globals?: CheckedPairs<G>;
   /** Locals every root context gets: tokens or `[token, factory]` pairs. */
   readonly locals?: CheckedFactoryPairs<L>;

@@ -17,7 +17,7 @@ export interface RunSystemOptions<
   L extends readonly (TestLocal | object)[] = readonly (TestLocal | object)[],
   O extends readonly (readonly [Token, unknown])[] = readonly (readonly [Token, unknown])[],
 > {
-  /** Globals: values or `[token, value]` pairs. */
+  /** Globals: `[token, value]` pairs, or values stored under their own class (as for `createTestServer`). */
   readonly globals?: CheckedPairs<G>;
   /**
    * Locals of the context the system runs on: tokens or `[token, factory]` pairs (as

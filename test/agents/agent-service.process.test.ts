@@ -12,6 +12,8 @@ const compiled = '.build/examples/agent-service.js';
 
 beforeAll(() => {
   if (!existsSync(compiled)) throw new Error(`${compiled} is missing: run \`npx tsc -p tsconfig.run.json\` (npm test does it in pretest)`);
+  // The example imports 'polestar-di', which Node resolves through package.json "exports" to dist/.
+  if (!existsSync('dist/index.js')) throw new Error('dist/index.js is missing: run `npm run build` (the compiled example imports polestar-di, which resolves to dist/)');
 });
 
 test('--self-test drives the service over HTTP, prints what happened and exits 0', async () => {

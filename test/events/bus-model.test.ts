@@ -10,7 +10,8 @@
  * call logs, waterfall results and counts must be identical.
  */
 import fc from 'fast-check';
-import { Events, Server, createScope, installEvents, type Scope, type SystemContext } from '../../src/index.js';
+import { Events, Server, createScope, type Scope, type SystemContext } from '../../src/index.js';
+import { installEvents } from '../../src/events/events.js';
 
 const SCOPES = 3; // scope indexes 0..2; 3 = the unscoped app context
 const NAMES = ['a', 'b'] as const;

@@ -1,5 +1,6 @@
 import { jest } from '@jest/globals';
-import { Agents, AgentsPlugin, ContextDisposedError, Events, Prompts, PromptsPlugin, Server, Tools, ToolsPlugin, createScope, installEvents, scopeOf, type Plugin } from '../../src/index.js';
+import { Agents, AgentsPlugin, ContextDisposedError, Events, Prompts, PromptsPlugin, Server, Tools, ToolsPlugin, createScope, scopeOf, type Plugin } from '../../src/index.js';
+import { installEvents } from '../../src/events/events.js';
 
 const eventsPlugin: Plugin = { id: 'events', build: (s) => void installEvents(s) };
 

@@ -40,9 +40,13 @@ import type { Logger } from './logger.js';
  * ```
  */
 export const POLESTAR_CHANNELS = Object.freeze({
+  /** Agent creation and disposal: {@link AgentTraceContext}. */
   agent: 'polestar:agent',
+  /** One trace per turn (a durable turn is one trace): {@link TurnTraceContext}. */
   turn: 'polestar:turn',
+  /** Every `Tools.execute`, refused, unknown and invalid calls included: {@link ToolTraceContext}. */
   tool: 'polestar:tool',
+  /** Every promise-returning session store call the sessions plugin makes: {@link StoreTraceContext}. */
   store: 'polestar:store',
 } as const);
 

@@ -81,7 +81,7 @@ export type PostgresSessionStoreOptions =
  * a schema or rows written by a newer polestar-di are refused with `UNSUPPORTED_FORMAT`.
  */
 export class PostgresSessionStore implements SessionStore {
-  /** {@inheritDoc SessionStore.turnKeys} */
+  /** True: this store checks `begin(lease, { key })` against the session's committed turns (`TURN_ALREADY_COMMITTED`). */
   readonly turnKeys = true;
   readonly #core: SqlSessionStoreCore;
   readonly #driver: PgDriver;

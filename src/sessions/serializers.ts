@@ -60,8 +60,9 @@ import type { PersistedLocal } from './store.js';
  * }
  * ```
  *
- * @example A serializer with `restore`: `setup` captures the local once, and after a failed turn
- * the captured instance is the one put back.
+ * @example A serializer with restore
+ * `setup` captures the local once, and after a failed turn the captured instance is the one
+ * put back.
  * ```ts
  * import assert from 'node:assert/strict';
  * import { AgentsPlugin, Server, Sessions, SessionsPlugin, type LocalSerializer } from 'polestar-di';

@@ -67,7 +67,7 @@ export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 5000;
  * its operations one at a time.
  */
 export class SqliteSessionStore implements SessionStore {
-  /** {@inheritDoc SessionStore.turnKeys} */
+  /** True: this store checks `begin(lease, { key })` against the session's committed turns (`TURN_ALREADY_COMMITTED`). */
   readonly turnKeys = true;
   /** The absolute path of the database file. */
   readonly path: string;

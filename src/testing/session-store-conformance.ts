@@ -48,7 +48,12 @@ export interface SessionStoreConformanceReport {
    * (such as `attemptStatus`) the store does not implement, and those of turn keys when its
    * `turnKeys` is not `true`. They are neither passed nor failed.
    */
-  readonly skipped: readonly { readonly name: string; readonly reason: string }[];
+  readonly skipped: readonly {
+    /** The check's name. */
+    readonly name: string;
+    /** Why it does not apply to this store (e.g. an optional method it does not have). */
+    readonly reason: string;
+  }[];
   /**
    * True when two objects made by `makeStore` shared one backend (then the multi-process
    * checks ran across store objects; otherwise across lease owners of one object).

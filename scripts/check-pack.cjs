@@ -227,6 +227,9 @@ try {
   const dev = pkg.devDependencies;
   const extras = { '@types/node': dev['@types/node'] };
   for (const peer of Object.keys(pkg.peerDependencies ?? {})) if (dev[peer] !== undefined) extras[peer] = dev[peer];
+  // ai's declarations (@ai-sdk/provider) import JSONSchema7 from 'json-schema', whose types
+  // live in @types/json-schema: an AI SDK user who type-checks libraries needs it installed too.
+  extras['@types/json-schema'] = require(path.join(repo, 'node_modules', '@types', 'json-schema', 'package.json')).version;
   // The examples, as a user copies them: their imports of other packages come from devDependencies.
   const exampleFiles = files.filter((f) => /^examples\/.+\.ts$/.test(f) && fs.existsSync(path.join(repo, f)));
   for (const f of exampleFiles) {

@@ -15,6 +15,7 @@ import { checkSerializers, type SerializerEntry } from './serializers.js';
 import { Sessions } from './sessions.js';
 import type { SessionStore } from './store.js';
 import { applyStoreBounds } from './store-bound.js';
+import { storeChannel, trace } from '../observability/channels.js';
 
 const registries = new WeakMap<Server, SessionRegistry>();
 
@@ -162,6 +163,10 @@ export class SessionsPlugin implements Plugin {
   async cleanup(): Promise<void> {
     const made = this.#made;
     this.#made = undefined;
-    if (made !== undefined) await made.close();
+    if (made === undefined) return;
+    // Traced like every other store call the plugin makes (the views' calls go through the
+    // bounded store; this one is the plugin's own, at server disposal).
+    if (storeChannel.hasSubscribers) await trace(storeChannel, { op: 'close' }, undefined, () => made.close());
+    else await made.close();
   }
 }

@@ -7,13 +7,21 @@
  * - `execute` of a no-op tool with no listeners, minus calling its body directly.
  * - Heap per agent scope holding five tools (scope context + five frozen records + the
  *   scope's layer); floor: a `Map` of five entries per scope.
+ * - The same `execute` traced by `polestar-di/otel` (`instrumentPolestar`), on a tracer
+ *   provider with no span processor and on one exporting each span to memory, minus the
+ *   untraced call in the same round; and, alone, the cost of OpenTelemetry's
+ *   AsyncLocalStorage context with no subscriber. Instrumentation and context manager are
+ *   on for each traced batch only (switched off the clock), so the untraced contender runs
+ *   with neither; these rows come last in the area, so no other row is timed after code
+ *   that was traced.
  *
  * Run alone: `npm run build:run && node --expose-gc .build/bench/tools.bench.js [--quick]`.
  */
 import 'reflect-metadata';
+import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import { Server, Tools, ToolsPlugin, createScope, type Scope, type ToolDefinition } from '../src/index.js';
 import { RESIDENT } from './peers.js';
-import { compare, settleHeap } from './harness.js';
+import { compare, now, settleHeap } from './harness.js';
 import { row, runIfMain, single, withLoad, type BenchReport, type BenchRow } from './report.js';
 
 const params = { type: 'object', properties: { q: { type: 'string' } } };
@@ -154,9 +162,98 @@ async function heapRows(): Promise<BenchRow[]> {
   ];
 }
 
-/** Runs the tools benchmark. */
+async function otelRows(): Promise<BenchRow[]> {
+  // loaded here, so that no row before these runs with OpenTelemetry or polestar-di/otel loaded
+  const { ROOT_CONTEXT, context: otelContext, createContextKey } = await import('@opentelemetry/api');
+  const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
+  const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } = await import('@opentelemetry/sdk-trace-base');
+  const { instrumentPolestar } = await import('../src/otel.js');
+  const s = await server();
+  const app = s.createContext();
+  const body = (): string => 'ok';
+  const views: Tools[] = [];
+  for (let i = 0; i < RESIDENT; i++) {
+    const agent = createScope(app, { id: `agent${i}` });
+    agent.ctx.get(Tools).register({ name: 'noop', description: 'does nothing', parameters: params, execute: body });
+    views.push(agent.ctx.get(Tools));
+  }
+  const call = { callId: 'c', name: 'noop', arguments: { q: 'x' } };
+  let k = 0;
+  let failed = 0;
+  const calls = async (n: number): Promise<void> => {
+    for (let i = 0; i < n; i++) if ((await views[k++ % RESIDENT].execute(call)).isError) failed++;
+  };
+  // As an application that traces does (the examples' --trace helper), the AsyncLocalStorage
+  // context manager is registered, so spans nest across await. It is enabled for the traced
+  // batches only: once an AsyncLocalStorage has run, Node 20 runs a promise hook on every
+  // promise of the process, a cost of OpenTelemetry's context, not of polestar's
+  // instrumentation, that `otel-context` shows alone.
+  const manager = new AsyncLocalStorageContextManager();
+  otelContext.setGlobalContextManager(manager);
+  const bare = new BasicTracerProvider();
+  const exporter = new InMemorySpanExporter();
+  const exporting = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  const marker = createContextKey('polestar-bench');
+  let exported = 0;
+  // Turned on for the timed calls of one batch only (on and off are off the clock), so the
+  // untraced contender's batches run with no subscriber and no context manager at all.
+  const batch = (on: () => () => void) => async (n: number): Promise<number> => {
+    manager.enable();
+    const off = on();
+    try {
+      return await otelContext.with(ROOT_CONTEXT.setValue(marker, true), async () => {
+        const t0 = now();
+        await calls(n);
+        return now() - t0;
+      });
+    } finally {
+      off();
+      manager.disable();
+    }
+  };
+  const traced = (tracerProvider: BasicTracerProvider, after: () => void = () => {}): ((n: number) => Promise<number>) =>
+    batch(() => {
+      const stop = instrumentPolestar({ tracerProvider });
+      return () => {
+        stop();
+        after();
+      };
+    });
+  try {
+    const c = await compare([
+      { name: 'plain', run: calls },
+      { name: 'otel-context', run: batch(() => () => {}), selfTimed: true },
+      { name: 'otel', run: traced(bare), selfTimed: true },
+      {
+        name: 'otel-memory',
+        run: traced(exporting, () => {
+          exported += exporter.getFinishedSpans().length;
+          exporter.reset(); // memory stays flat
+        }),
+        selfTimed: true,
+      },
+    ]);
+    if (failed > 0) throw new Error(`bench: ${failed} traced no-op calls failed`);
+    if (exported === 0) throw new Error('bench setup: the exporting provider received no span');
+    return [
+      row('execute.otel.us', 'execute(no-op tool), instrumentPolestar on a tracer provider with no span processor', 'µs/call', scale(c.ns('otel'), 1e-3)),
+      row('execute.otel-memory.us', 'same, SimpleSpanProcessor + InMemorySpanExporter', 'µs/call', scale(c.ns('otel-memory'), 1e-3)),
+      row('execute.otel.untraced', 'the same call untraced (no subscriber, no context manager), same rounds', 'µs/call', scale(c.ns('plain'), 1e-3)),
+      row('execute.otel.overhead', 'tracing overhead per call, no span processor (same round)', 'µs/call', scale(c.difference('otel', 'plain'), 1e-3)),
+      row('execute.otel-memory.overhead', 'tracing overhead per call, exported to memory (same round)', 'µs/call', scale(c.difference('otel-memory', 'plain'), 1e-3)),
+      row('execute.otel-context.overhead', 'of which: OpenTelemetry\'s AsyncLocalStorage context alone, no subscriber (same round)', 'µs/call', scale(c.difference('otel-context', 'plain'), 1e-3)),
+    ];
+  } finally {
+    otelContext.disable();
+    await exporting.shutdown();
+    await bare.shutdown();
+    await s.dispose();
+  }
+}
+
+/** Runs the tools benchmark (the traced rows last: see {@link otelRows}). */
 export function run(): Promise<BenchReport> {
-  return withLoad('tools', async () => [...(await visibleRows()), ...(await executeRows()), ...(await heapRows())]);
+  return withLoad('tools', async () => [...(await visibleRows()), ...(await executeRows()), ...(await heapRows()), ...(await otelRows())]);
 }
 
 await runIfMain('tools.bench.js', run);

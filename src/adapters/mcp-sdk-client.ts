@@ -145,8 +145,9 @@ function makeSource(
   let previous: NotificationHandler | undefined;
   let closing: Promise<void> | undefined;
   return {
-    listTools: (cursor) => calls.listTools(cursor) as Promise<McpListToolsResult>,
-    callTool: (name, args, signal) => calls.callTool(name, args, signal) as Promise<McpCallToolResult>,
+    // a client method that throws synchronously still gives a rejected promise
+    listTools: (cursor) => settle(() => calls.listTools(cursor)) as Promise<McpListToolsResult>,
+    callTool: (name, args, signal) => settle(() => calls.callTool(name, args, signal)) as Promise<McpCallToolResult>,
     onToolsChanged(listener) {
       previous = notifiable.fallbackNotificationHandler;
       const prev = previous;
@@ -203,6 +204,15 @@ function makeSource(
         { cause: failure },
       );
     }
+  }
+}
+
+/** `run()`'s promise, or a rejected one when it throws. */
+function settle(run: () => Promise<unknown>): Promise<unknown> {
+  try {
+    return Promise.resolve(run());
+  } catch (err) {
+    return Promise.reject(err);
   }
 }
 

@@ -56,6 +56,13 @@ export function readToolSource(where: string, tools: unknown, options: unknown, 
   if (ctx !== undefined && !(ctx instanceof SystemContext)) {
     throw new TypeError(`${where}: ctx must be the calling context (a SystemContext, e.g. the turn's), got ${describeValue(ctx)}.`);
   }
+  // the model is shown the tools of `tools`: its calls must run on the same server's tools
+  if (ctx !== undefined && (ctx as SystemContext).server !== tools.context.server) {
+    throw new TypeError(
+      `${where}: ctx belongs to another server than the tools view, so the model would be shown one server's tools and its calls would run the other's; ` +
+        'pass a context of the tools view\'s server (e.g. the turn\'s context, with turnCtx.get(Tools)).',
+    );
+  }
   const scope = read.scope;
   if (scope !== undefined && (scope === null || (typeof scope !== 'object' && typeof scope !== 'function'))) {
     throw new TypeError(`${where}: scope must be a scope key (an object) or omitted, got ${describeValue(scope)}; for a context pass scopeOf(ctx).`);

@@ -226,8 +226,12 @@ export class PolestarInstrumentation {
   readonly #spans = new WeakMap<object, Span>();
   /** The context objects an `error` was published for. */
   readonly #errored = new WeakSet<object>();
-  /** The turn in flight of each durable session (its span is the parent of the session's store calls). */
-  readonly #turnOfSession = new Map<string, { readonly span: Span; readonly message: TurnMessage }>();
+  /**
+   * The turns in flight of each durable session, oldest first: the oldest is the one running
+   * (its span is the parent of the session's store calls); a later one is a call refused
+   * while it runs, traced until it rejects.
+   */
+  readonly #turnsOfSession = new Map<string, Array<{ readonly span: Span; readonly message: TurnMessage }>>();
   /** Agent kinds seen on `agent` create, by server and agent id, for turns whose context does not carry the kind. */
   #kinds = new WeakMap<object, Map<string, string>>();
 
@@ -390,7 +394,11 @@ export class PolestarInstrumentation {
     }, otelContext.active());
     this.#spans.set(m, span);
     this.#inFlight++;
-    if (m.sessionId !== undefined) this.#turnOfSession.set(m.sessionId, { span, message: m });
+    if (m.sessionId !== undefined) {
+      const turns = this.#turnsOfSession.get(m.sessionId);
+      if (turns === undefined) this.#turnsOfSession.set(m.sessionId, [{ span, message: m }]);
+      else turns.push({ span, message: m });
+    }
   }
 
   #turnEnd(m: TurnMessage): void {
@@ -430,7 +438,7 @@ export class PolestarInstrumentation {
   }
 
   #storeStart(m: StoreMessage): void {
-    const turnSpan = m.sessionId !== undefined ? this.#turnOfSession.get(m.sessionId)?.span : undefined;
+    const turnSpan = m.sessionId !== undefined ? this.#turnsOfSession.get(m.sessionId)?.[0]?.span : undefined;
     const active = otelContext.active();
     let parent: Context;
     if (turnSpan !== undefined) {
@@ -474,7 +482,12 @@ export class PolestarInstrumentation {
     this.#spans.delete(m);
     if (--this.#inFlight === 0 && !this.#enabled) this.#unsubscribeFinishers();
     const sessionId = (m as { sessionId?: unknown }).sessionId;
-    if (typeof sessionId === 'string' && this.#turnOfSession.get(sessionId)?.span === span) this.#turnOfSession.delete(sessionId);
+    const turns = typeof sessionId === 'string' ? this.#turnsOfSession.get(sessionId) : undefined;
+    const at = turns?.findIndex((t) => t.span === span) ?? -1;
+    if (turns !== undefined && at >= 0) {
+      turns.splice(at, 1);
+      if (turns.length === 0) this.#turnsOfSession.delete(sessionId as string);
+    }
     span.end();
   }
 
@@ -503,7 +516,7 @@ export class PolestarInstrumentation {
     const own = loggerOfTrace(message);
     if (own !== undefined) return own;
     const sessionId = (message as { sessionId?: unknown }).sessionId;
-    const turn = typeof sessionId === 'string' ? this.#turnOfSession.get(sessionId) : undefined;
+    const turn = typeof sessionId === 'string' ? this.#turnsOfSession.get(sessionId)?.[0] : undefined;
     return turn === undefined ? undefined : loggerOfTrace(turn.message);
   }
 

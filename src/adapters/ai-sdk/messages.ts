@@ -121,7 +121,8 @@ function metaFor(stash: Stash | undefined, residual: Obj): { meta?: unknown } {
 function stashFits(stash: Stash | undefined, residual: Obj): boolean {
   if (stash?.meta === undefined) return true;
   if (Object.keys(withoutUndefined(residual) as Obj).length === 0) return true;
-  return isObj(stash.meta) && !Object.hasOwn(stash.meta, KEY);
+  // merged as `{ ...meta, aiSdk }`: an empty meta would read back as no meta at all
+  return isObj(stash.meta) && !Object.hasOwn(stash.meta, KEY) && Object.keys(stash.meta).length > 0;
 }
 
 /** The stash for a ChatMessage going out, or `undefined` when it needs none. */
@@ -173,7 +174,8 @@ function outputOf(output: unknown, where: string): { content: string; isError?: 
     case 'error-json': {
       let text: string;
       try {
-        text = JSON.stringify(snapshotJson(output.value, `${where}.output.value`, 'value'));
+        // `undefined` object properties are left out, as JSON (and the SDK) writes them
+        text = JSON.stringify(snapshotJson(withoutUndefined(output.value), `${where}.output.value`, 'value'));
       } catch {
         break;
       }
@@ -228,7 +230,8 @@ function isCallPart(p: unknown): p is Obj & { toolCallId: string; toolName: stri
  */
 function argumentsOf(input: unknown): JsonValue {
   try {
-    return snapshotJson(input, 'tool-call input', 'input');
+    // `undefined` object properties are left out, as JSON (and the SDK) writes them
+    return snapshotJson(withoutUndefined(input), 'tool-call input', 'input');
   } catch {
     try {
       return JSON.stringify(input) ?? '';
@@ -357,7 +360,8 @@ function decodeMessage(m: Obj): Obj {
  * provider options, the order and grouping of parts) are kept in `meta.aiSdk`, binary
  * data as `{ $bytes: <base64>, as }` and URLs as `{ $url }`, for {@link toAiSdkMessages}.
  * A tool call's `input` becomes its `arguments` as is (a string is the model's raw text:
- * executing it answers `INVALID_ARGS`); a call with an empty id or name, and a result
+ * executing it answers `INVALID_ARGS`; `undefined` object properties of an input or of a
+ * JSON output are left out, as JSON writes them); a call with an empty id or name, and a result
  * without a call id, are kept as parts instead of becoming calls or results.
  *
  * @throws TypeError naming the message for one that is not an AI SDK message.

@@ -72,8 +72,8 @@ function inputSchemaOf(parameters: JsonValue): Schema<unknown> {
  * is off (polestar's schema check answers instead); arguments that are not JSON at all
  * are answered by the SDK itself (a `tool-error`) before any tool runs.
  *
- * @throws TypeError for a `tools` that is not a `Tools` view, a malformed option, or a
- *   tool name outside `^[a-zA-Z0-9_-]{1,64}$` (the providers would refuse the request:
+ * @throws TypeError for a `tools` that is not a `Tools` view, a malformed option, a `ctx`
+ *   of another server than `tools`, or a tool name outside `^[a-zA-Z0-9_-]{1,64}$` (the providers would refuse the request:
  *   every such name is listed).
  *
  * @example

@@ -70,8 +70,8 @@ export interface AgentsSdkToolsOptions {
  * running. Arguments that are not JSON at all are answered by the SDK itself before any
  * tool runs. A schema without a root `type` is sent as `{ type: 'object', … }`.
  *
- * @throws TypeError for a `tools` that is not a `Tools` view, a malformed option, a tool
- *   name outside `^[a-zA-Z0-9_-]{1,64}$` (OpenAI would refuse the request: every such
+ * @throws TypeError for a `tools` that is not a `Tools` view, a malformed option, a `ctx`
+ *   of another server than `tools`, a tool name outside `^[a-zA-Z0-9_-]{1,64}$` (OpenAI would refuse the request: every such
  *   name is listed), a root schema that is not an object, or, with `strict: true`, a
  *   schema outside OpenAI's strict subset.
  *

@@ -221,6 +221,8 @@ export class DurableSession implements AsyncDisposable {
   #state: State = 'loading';
   #published = false;
   #settled = false;
+  /** `store.create` was called (its row may exist though its reply was lost). */
+  #createSent = false;
   #tornDown = false;
   #lease: Lease | undefined;
   #keeper: LeaseKeeper | undefined;
@@ -588,6 +590,9 @@ export class DurableSession implements AsyncDisposable {
       this.#session = session;
       const locals = serializeLocals(rt.serializers, this.#homes(), this.id);
       const sent = performance.now();
+      // From here the row may exist even if the reply never comes: a create that does not
+      // settle removes it (see the teardown) with the lease it would have been given.
+      this.#createSent = true;
       const lease = await rt.store.create({
         sessionId: this.id,
         agentId: agent.id,
@@ -703,10 +708,15 @@ export class DurableSession implements AsyncDisposable {
       this.#state = 'disposed';
       this.#keeper?.stop();
       this.#rt.registry.leave(this);
-      const lease = this.#lease;
+      const remove = this.#mode === 'create' && !this.#settled;
+      // A create whose reply was lost wrote its row under the first lease it would have
+      // returned (this owner and incarnation, epoch 1): remove it with that lease, so a
+      // retry is not refused by a row leased to this very process.
+      const lease =
+        this.#lease ??
+        (remove && this.#createSent ? { sessionId: this.id, owner: this.#rt.owner, epoch: 1, incarnation: this.#rt.incarnation } : undefined);
       if (lease === undefined) return;
       const { store } = this.#rt;
-      const remove = this.#mode === 'create' && !this.#settled;
       const call = remove ? 'delete' : 'release';
       const ms = ctx.server.options.disposeTimeoutMs;
       // Bounded by storeTimeoutMs (the store's own bound) and by the server's

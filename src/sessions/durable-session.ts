@@ -93,10 +93,10 @@ type Ledger =
   | { readonly kind: 'settled' }
   /**
    * A `begin` or `abort` whose outcome is unknown may have left an attempt of this lease
-   * open (`attempt` when known): the next turn's `begin` supersedes it (`replaceOpen`), a
-   * rollback aborts it first.
+   * open: the next turn's `begin` supersedes it (`replaceOpen`), a rollback aborts it
+   * first (found with `load`, so its number need not be kept).
    */
-  | { readonly kind: 'maybe-open'; readonly attempt: TurnAttempt | undefined }
+  | { readonly kind: 'maybe-open' }
   | PendingCommit
   /**
    * The pending commit's outcome is being found out, and the live session made to agree
@@ -113,6 +113,7 @@ type Found =
   | { readonly outcome: 'unknown'; readonly error: unknown };
 
 const SETTLED: Ledger = Object.freeze({ kind: 'settled' });
+const MAYBE_OPEN: Ledger = Object.freeze({ kind: 'maybe-open' });
 
 type KnownFound = Exclude<Found, { readonly outcome: 'unknown' }>;
 /** What `resolvePending()` answers when no commit's outcome was ever unknown. */
@@ -355,8 +356,8 @@ export class DurableSession implements AsyncDisposable {
 
   /** The checked `key` of `turn(fn, options)` (read once); a `TypeError` naming the option otherwise. */
   #turnKey(options: unknown): string | undefined {
-    const what = `durableSession.turn(fn, options) on session "${this.id}"`;
     if (options === undefined) return undefined;
+    const what = `durableSession.turn(fn, options) on session "${this.id}"`;
     if (options === null || typeof options !== 'object' || Array.isArray(options)) {
       throw new TypeError(`${what}: options must be an object such as { key }, got ${describeValue(options)}.`);
     }
@@ -988,7 +989,7 @@ export class DurableSession implements AsyncDisposable {
     const locked = isSessionError(err, 'STORE_LOCKED');
     if (!locked && !outcomeUnknown(err)) return this.#storeFailure(err);
     // Superseding an attempt that is not there costs nothing: after a lock wait too.
-    if (this.#ledger.kind === 'settled') this.#ledger = { kind: 'maybe-open', attempt: undefined };
+    if (this.#ledger.kind === 'settled') this.#ledger = MAYBE_OPEN;
     if (locked) return err;
     return new SessionError(
       'STORE_ERROR',
@@ -1017,7 +1018,7 @@ export class DurableSession implements AsyncDisposable {
 
   /** {@link DurableSession.#abortAttempt}; when the record may not have been written, the next `begin` supersedes the attempt. */
   async #abortOrSupersede(lease: Lease, attempt: TurnAttempt, events: readonly NewSessionEvent[], reason: string): Promise<void> {
-    if (!(await this.#abortAttempt(lease, attempt, events, reason))) this.#ledger = { kind: 'maybe-open', attempt: { turn: attempt.turn, attempt: attempt.attempt } };
+    if (!(await this.#abortAttempt(lease, attempt, events, reason))) this.#ledger = MAYBE_OPEN;
   }
 
   /** The live session takes `turn` as committed (history mark, locals, `committedTurn`). */
@@ -1051,7 +1052,7 @@ export class DurableSession implements AsyncDisposable {
       }
       if (found.status === 'open') {
         const ended = await this.#abortAttempt(this.#lease as Lease, pending.attempt, pending.log, `commit outcome unknown, then found not applied: ${errorText(pending.cause)}`);
-        if (!ended) after = { kind: 'maybe-open', attempt: { turn: pending.attempt.turn, attempt: pending.attempt.attempt } };
+        if (!ended) after = MAYBE_OPEN;
       }
       if (!this.#tornDown) await this.#restore(this.#committedLocals);
       return found;

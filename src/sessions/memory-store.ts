@@ -35,7 +35,6 @@ import {
   notOpen,
   storeClosed,
 } from './input.js';
-import { STORE_BOUND, mergeBounds, type StoreBounds } from './store-bound.js';
 import { HISTORY_KIND_PREFIX } from './store.js';
 import type {
   AbortInput,
@@ -153,7 +152,6 @@ export class MemorySessionStore implements SessionStore {
   readonly #sessions = new Map<string, MemSession>();
   readonly #now: () => number;
   #closed = false;
-  #bounds: StoreBounds | undefined;
 
   /** @param options - `now`: the store's clock. */
   constructor(options: MemorySessionStoreOptions = {}) {
@@ -471,11 +469,6 @@ export class MemorySessionStore implements SessionStore {
       left -= 1;
       yield this.#stored(e, this.#status(s, e));
     }
-  }
-
-  /** @internal The plugin's bounds on this store's calls (the smallest of every server's). */
-  [STORE_BOUND](bounds: StoreBounds): void {
-    this.#bounds = mergeBounds(this.#bounds, bounds);
   }
 
   /** {@inheritDoc SessionStore.close} */

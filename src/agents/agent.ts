@@ -63,6 +63,18 @@ export class Agent {
   }
 
   /**
+   * @internal The agent whose context is `ctx` or the nearest ancestor of it (the nearest
+   * `Agent` local), if any: the agent work done through `ctx` is for.
+   */
+  static _nearest(ctx: SystemContext): Agent | undefined {
+    for (let c: SystemContext | undefined = ctx; c !== undefined; c = c.parent) {
+      const e = c._local(Agent);
+      if (e !== undefined) return e.value as Agent;
+    }
+    return undefined;
+  }
+
+  /**
    * @internal Use `ctx.get(Agents).create(...)` (or `fakeAgent` from the testing kit, which
    * passes no registry: a detached agent, published from the start, in no registry).
    */

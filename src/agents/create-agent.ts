@@ -95,7 +95,8 @@ async function create(view: Agents, { id, setup, parent, parentFilter }: Snapsho
 
   // ---- reserve, mint the scope, join a composing agent's group (no await so far)
   const owner = parent === undefined ? viewCtx : parent.ctx;
-  const anchor = parent ?? nearestAgent(viewCtx);
+  // the agent an agent created through the view would be owned by
+  const anchor = parent ?? Agent._nearest(viewCtx);
   // A composing anchor is a group's root (its group is made when the first member joins)
   // or a member (which always holds its root's group).
   const group = anchor !== undefined && anchor.state === 'composing' ? (anchor._composition ??= new Composition(anchor)) : undefined;
@@ -296,15 +297,6 @@ function read(options: object, field: string, call: string): unknown {
       cause: err,
     });
   }
-}
-
-/** The agent an agent created through `ctx` would be owned by (the nearest `Agent` local), if any. */
-function nearestAgent(ctx: SystemContext): Agent | undefined {
-  for (let c: SystemContext | undefined = ctx; c !== undefined; c = c.parent) {
-    const e = c._local(Agent);
-    if (e !== undefined) return e.value as Agent;
-  }
-  return undefined;
 }
 
 /** Disposes the half-made agent (and so everything composed with it) and returns the error to reject with. */

@@ -76,7 +76,7 @@ export class Session implements AsyncDisposable {
   turn<R>(fn: (turnCtx: SystemContext, session: Session) => R | Promise<R>): Promise<Awaited<R>> {
     if (typeof fn !== 'function') return Promise.reject(new TypeError(`session.turn(fn): fn must be a function (turnCtx) => result, got ${describeValue(fn)}.`));
     if (turnChannel.hasSubscribers) {
-      const agentId = nearestAgentId(this.ctx);
+      const agentId = Agent._nearest(this.ctx)?.id;
       if (agentId !== undefined) {
         const context: Mutable<TurnTraceContext> = { agentId, durable: false };
         return trace(turnChannel, context, this.ctx.server, () => this._turn(fn, context));
@@ -167,15 +167,6 @@ export function openSession(owner: Agent | SystemContext, options?: SessionOptio
     throw err;
   }
   return new Session(ctx, history);
-}
-
-/** The id of the agent whose context is `ctx` or an ancestor of it (the nearest), if any. */
-function nearestAgentId(ctx: SystemContext): string | undefined {
-  for (let c: SystemContext | undefined = ctx; c !== undefined; c = c.parent) {
-    const e = c._local(Agent);
-    if (e !== undefined) return (e.value as Agent).id;
-  }
-  return undefined;
 }
 
 /** `instanceof SystemContext`, false (not a throw) for a proxy whose traps throw. */

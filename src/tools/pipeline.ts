@@ -226,12 +226,7 @@ function traceCall(
 
 /** The agent a call is made for: its scope's, else the calling context's nearest one. */
 function agentIdOf(ctx: SystemContext, scope: object | undefined): string | undefined {
-  if (Agent._is(scope)) return scope.id;
-  for (let c: SystemContext | undefined = ctx; c !== undefined; c = c.parent) {
-    const e = c._local(Agent);
-    if (e !== undefined) return (e.value as Agent).id;
-  }
-  return undefined;
+  return Agent._is(scope) ? scope.id : Agent._nearest(ctx)?.id;
 }
 
 /** The call after its snapshot: run (unless refused), then the `tools/result` observers. Never rejects. */

@@ -7,7 +7,7 @@ import type { ChatMessage } from '../agents/history.js';
 import type { JsonObject, JsonValue } from '../tools/lossless-json.js';
 
 /** @internal The `meta` keys the converters own. */
-export type ProviderKey = 'openaiChat' | 'openaiResponses' | 'anthropic';
+export type ProviderKey = 'openaiChat' | 'openaiResponses' | 'anthropic' | 'aiSdk';
 
 /** @internal A plain object, as read from JSON. */
 export type Obj = Record<string, unknown>;

@@ -10,10 +10,10 @@ import type { ModelMessage } from 'ai';
 import { snapshotChatMessage, type ChatMessage, type ChatToolCall } from '../../agents/history.js';
 import { describeValue } from '../../context/token.js';
 import { MAX_JSON_DEPTH, snapshotJson, thawJson, type JsonValue } from '../../tools/lossless-json.js';
-import { extrasOf, isObj, jsonEqual, withExtras, withoutUndefined, type Obj } from '../provider-meta.js';
+import { extrasOf, isObj, jsonEqual, residualOf, withExtras, withoutUndefined, type Obj, type ProviderKey } from '../provider-meta.js';
 import { TEXT_JOIN, decodeContent, encodeContent, isPlaceholder, isTextPart, splitJoined } from '../text-layout.js';
 
-const KEY = 'aiSdk';
+const KEY: ProviderKey = 'aiSdk';
 const STASH = 'polestar';
 const TEXT = ['text'];
 const textPart = (text: string): Obj => ({ type: 'text', text });
@@ -144,13 +144,6 @@ function withStash(obj: Obj, stash: Stash | undefined): Obj {
   if (stash === undefined) return obj;
   const po = isObj(obj.providerOptions) ? obj.providerOptions : {};
   return { ...obj, providerOptions: { ...po, [STASH]: thawJson(stash as JsonValue) } };
-}
-
-function residualOf(message: ChatMessage): Obj {
-  const meta = message.meta;
-  if (!isObj(meta)) return {};
-  const r = (meta as Obj)[KEY];
-  return isObj(r) ? r : {};
 }
 
 // ---- tool results
@@ -306,7 +299,7 @@ export function toAiSdkMessages(messages: readonly ChatMessage[]): ModelMessage[
   const names = new Map<string, string>();
   let prev: ChatMessage | undefined;
   list.forEach((m, i) => {
-    const r = residualOf(m);
+    const r = residualOf(m, KEY);
     const stash = stashOf(m);
     if (isObj(r.message)) {
       out.push(r.message);

@@ -47,19 +47,28 @@ export function resolveLogger(options: unknown): Logger {
     throw new TypeError(`new Server({ logger }): reading options.logger threw (${errorText(err)}); pass a plain object.`, { cause: err });
   }
   if (logger === undefined) return DEFAULT_LOGGER;
+  return checkLogger(logger, 'new Server({ logger })');
+}
+
+/**
+ * @internal Checks a logger given to `where` (`new Server({ logger })`, the OpenTelemetry
+ * bridge's options): an object (or function) with `warn` and `error` methods, else a
+ * `TypeError` naming `where` and the missing method.
+ */
+export function checkLogger(logger: unknown, where: string): Logger {
   if (logger === null || (typeof logger !== 'object' && typeof logger !== 'function')) {
-    throw new TypeError(`new Server({ logger }): logger must be an object with warn(message, data?) and error(message, data?) methods (the console fits), got ${describeValue(logger)}.`);
+    throw new TypeError(`${where}: logger must be an object with warn(message, data?) and error(message, data?) methods (the console fits), got ${describeValue(logger)}.`);
   }
   for (const method of ['warn', 'error'] as const) {
     let fn: unknown;
     try {
       fn = (logger as Record<string, unknown>)[method];
     } catch (err) {
-      throw new TypeError(`new Server({ logger }): reading logger.${method} threw (${errorText(err)}); pass a logger whose warn and error are plain methods.`, { cause: err });
+      throw new TypeError(`${where}: reading logger.${method} threw (${errorText(err)}); pass a logger whose warn and error are plain methods.`, { cause: err });
     }
     if (typeof fn !== 'function') {
       throw new TypeError(
-        `new Server({ logger }): the logger has no ${method}(message, data?) method (got ${describeValue(fn)}); a logger needs both warn and error. ` +
+        `${where}: logger has no ${method}(message, data?) method (got ${describeValue(fn)}); a logger needs both warn and error. ` +
           `Wrap your logger: { warn: (m, d) => log.warn(m, d), error: (m, d) => log.error(m, d) }.`,
       );
     }

@@ -31,7 +31,7 @@ import {
 } from './semconv.js';
 import { installWrapper, uninstallWrapper, type WrappedKind } from './wrapper-slot.js';
 import { loggerOfTrace, serverOfTrace } from '../observability/channels.js';
-import { log, type Logger } from '../observability/logger.js';
+import { checkLogger, log, type Logger } from '../observability/logger.js';
 
 /** The instrumentation's name, as OpenTelemetry reports it (the tracer's name too). */
 export const INSTRUMENTATION_NAME = 'polestar-di';
@@ -146,16 +146,9 @@ function errorMessage(error: unknown): string {
   return String(error);
 }
 
-function checkLogger(logger: unknown, where: string): void {
-  if (logger === undefined) return;
-  if (typeof logger !== 'object' || logger === null) {
-    throw new TypeError(`${where}: logger must be an object with warn(message, data?) and error(message, data?) methods, got ${logger === null ? 'null' : typeof logger}`);
-  }
-  for (const method of ['warn', 'error'] as const) {
-    if (typeof (logger as Record<string, unknown>)[method] !== 'function') {
-      throw new TypeError(`${where}: logger has no ${method}(message, data?) method; give an object with both warn and error (console works)`);
-    }
-  }
+/** Checks a logger option given to `where` (absent: none given). */
+function checkOptionalLogger(logger: unknown, where: string): void {
+  if (logger !== undefined) checkLogger(logger, where);
 }
 
 function checkTracerProvider(provider: unknown, where: string): void {
@@ -250,7 +243,7 @@ export class PolestarInstrumentation {
    * once with the global tracer provider (as every OpenTelemetry instrumentation does).
    */
   constructor(config: PolestarInstrumentationConfig = {}) {
-    checkLogger(config.logger, 'new PolestarInstrumentation(config)');
+    checkOptionalLogger(config.logger, 'new PolestarInstrumentation(config)');
     this.#config = { ...config };
     this.#tracer = this.#makeTracer();
     if (this.#config.enabled !== false) this.enable();
@@ -342,7 +335,7 @@ export class PolestarInstrumentation {
    * `disable()`); a changed `storeSpans` applies from the next `enable()`.
    */
   setConfig(config: PolestarInstrumentationConfig = {}): void {
-    checkLogger(config.logger, 'PolestarInstrumentation.setConfig(config)');
+    checkOptionalLogger(config.logger, 'PolestarInstrumentation.setConfig(config)');
     this.#config = { ...config };
   }
 
@@ -551,7 +544,7 @@ export class PolestarInstrumentation {
  * ```
  */
 export function instrumentPolestar(options: InstrumentPolestarOptions = {}): () => void {
-  checkLogger(options.logger, 'instrumentPolestar(options)');
+  checkOptionalLogger(options.logger, 'instrumentPolestar(options)');
   if (options.tracerProvider !== undefined) checkTracerProvider(options.tracerProvider, 'instrumentPolestar(options)');
   const instrumentation = new PolestarInstrumentation({
     enabled: false,

@@ -3,7 +3,7 @@
  * `Client` (`@modelcontextprotocol/sdk`) and `fromMcpSdkV2Client` for the 2.x `Client`
  * (`@modelcontextprotocol/client`). Structural: neither SDK is imported, not even its types.
  */
-import { describeValue } from '../context/token.js';
+import { describeValue, errorText } from '../context/token.js';
 import type { McpCallToolResult, McpListToolsResult, McpToolSource } from './mcp-result.js';
 
 /**
@@ -200,7 +200,7 @@ function makeSource(
     }
     if (failure !== undefined) {
       throw new Error(
-        `terminating the MCP server's Streamable HTTP session failed (the client was closed, the server may keep the session until it expires): ${failure instanceof Error ? failure.message : String(failure)}`,
+        `terminating the MCP server's Streamable HTTP session failed (the client was closed, the server may keep the session until it expires): ${errorText(failure)}`,
         { cause: failure },
       );
     }

@@ -479,16 +479,14 @@ class Mount implements McpMount {
         toolSignal.removeEventListener('abort', onTool);
         es?.removeEventListener('abort', onExecution);
       };
-      const onTool = (): void => {
+      const abortedBy = (by: AbortSignal) => (): void => {
         done();
-        call.abort(toolSignal.reason);
-        reject(abortedError(mcpName, toolSignal.reason));
+        call.abort(by.reason);
+        reject(abortedError(mcpName, by.reason));
       };
-      const onExecution = (): void => {
-        done();
-        call.abort((es as AbortSignal).reason);
-        reject(abortedError(mcpName, (es as AbortSignal).reason));
-      };
+      const onTool = abortedBy(toolSignal);
+      // (added to `es` only when there is one)
+      const onExecution = abortedBy(es as AbortSignal);
       toolSignal.addEventListener('abort', onTool);
       es?.addEventListener('abort', onExecution);
       const a = args === undefined ? {} : (args as { readonly [key: string]: unknown });

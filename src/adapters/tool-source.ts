@@ -4,7 +4,7 @@
  * name rule, and running one call through `Tools.execute` without ever throwing.
  */
 import { SystemContext } from '../context/system-context.js';
-import { describeValue } from '../context/token.js';
+import { describeValue, errorText } from '../context/token.js';
 import { errorResult } from '../tools/execution.js';
 import { readShown } from '../tools/shown.js';
 import { Tools } from '../tools/tools.js';
@@ -49,7 +49,7 @@ export function readToolSource(where: string, tools: unknown, options: unknown, 
     try {
       read[k] = (options as Record<string, unknown>)[k];
     } catch (err) {
-      throw new TypeError(`${where}: reading options.${k} threw: ${err instanceof Error ? err.message : String(err)}`);
+      throw new TypeError(`${where}: reading options.${k} threw: ${errorText(err)}`, { cause: err });
     }
   }
   const ctx = read.ctx;

@@ -2,7 +2,7 @@
  * End to end: the agent service example, started in-process on port 0 and driven over
  * HTTP with fetch. Every bad request gets a clear 4xx JSON error and changes nothing.
  */
-import { Agents, Tools } from '../../src/index.js';
+import { Agents, Tools, inspect } from '../../src/index.js';
 import { assertNoLeaks } from '../../src/testing/index.js';
 import { scopedLive } from './helpers.js';
 import { FakeModelClient, ModelClient, selfTest, startService, type RunningService } from '../../examples/agent-service.js';
@@ -31,7 +31,7 @@ async function snapshot(): Promise<unknown> {
   const list = (await call('GET', '/agents')).json;
   const details = [];
   for (const a of list.agents) details.push((await call('GET', `/agents/${a.id}`)).json);
-  return { list, details, contexts: service.app._children?.size ?? 0 };
+  return { list, details, contexts: inspect(service.app).children.length };
 }
 
 test('binds to 127.0.0.1 on a free port', () => {
@@ -84,7 +84,7 @@ test('create, message with tool calls, subagent, delete: the agent world is real
   expect(scopedLive(service.server, 'helper')).toEqual([]);
   expect(() => service.app.get(Tools).knownNames(lead)).toThrow(TypeError);
   expect(service.app.get(Tools).knownNames()).toEqual(['get_weather', 'calculator', 'web_search', 'shell']);
-  expect(service.app._children?.size ?? 0).toBe(0);
+  expect(inspect(service.app).children.length).toBe(0);
 });
 
 describe('bad input: a clear 4xx JSON error that changes nothing', () => {

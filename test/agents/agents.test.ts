@@ -6,6 +6,7 @@ import {
   Events,
   ParamError,
   createScope,
+  inspect,
   scopeOf,
   token,
   type SystemContext,
@@ -95,7 +96,7 @@ describe('agents.create: the agent and its scope', () => {
     expect(err).toBeInstanceOf(TypeError);
     expect((err as Error).message).toMatch(pattern);
     expect(agents.list()).toEqual([]);
-    expect(app._children?.size ?? 0).toBe(0);
+    expect(inspect(app).children.length).toBe(0);
     await server.dispose();
   });
 
@@ -197,10 +198,10 @@ describe('setup runs unpublished with the id reserved', () => {
     expect((err as AgentError).agentId).toBe('broken');
     expect(undone).toEqual(['cleanup']);
     expect(agentCtx?.isDisposed).toBe(true);
-    expect(events.listenerCount('agent/created', (agentCtx as SystemContext)._scopeKey)).toBe(1);
+    expect(events.listenerCount('agent/created', scopeOf(agentCtx as SystemContext))).toBe(1);
     expect(created).toEqual([]);
     expect(agents.get('broken')).toBeUndefined();
-    expect(app._children?.size ?? 0).toBe(0);
+    expect(inspect(app).children.length).toBe(0);
     const again = await agents.create({ id: 'broken' });
     expect(again.agent.id).toBe('broken');
     expect(created).toEqual(['broken']);
@@ -341,7 +342,7 @@ describe('disposal', () => {
     expect(log).toEqual(['scoped-listener:true:false', 'global-listener', 'scope-cleanup']);
     expect(h.agent.state).toBe('disposed');
     expect(h.agent.ctx.isDisposed).toBe(true);
-    expect(app._children?.size ?? 0).toBe(0);
+    expect(inspect(app).children.length).toBe(0);
     await h.dispose();
     expect(log).toHaveLength(3);
     await server.dispose();

@@ -3,7 +3,7 @@
 // parent is published each such subagent is published in creation order (registry, then
 // agent/created), all before the parent's create resolves; a failure of the parent's setup
 // or of any agent/created listener of the group rolls the whole group back.
-import { Agent, AgentError, AgentHandle, Agents, Events, type SystemContext } from '../../src/index.js';
+import { Agent, AgentError, AgentHandle, Agents, Events, inspect, type SystemContext } from '../../src/index.js';
 import { assertNoLeaks } from '../../src/testing/index.js';
 import { agentServer, deferred, tick } from './helpers.js';
 
@@ -145,7 +145,7 @@ describe('the group is rolled back as one', () => {
     expect(children.map((c) => c.state)).toEqual(['disposed', 'disposed']);
     expect(log).toEqual([]);
     expect(agents.list()).toEqual([]);
-    expect(app._children?.size ?? 0).toBe(0);
+    expect(inspect(app).children.length).toBe(0);
     for (const id of ['parent', 'a', 'b']) await expect(agents.create({ id })).resolves.toBeInstanceOf(AgentHandle);
     await server.dispose();
   });
@@ -173,7 +173,7 @@ describe('the group is rolled back as one', () => {
     expect(log.filter((l) => l.startsWith('disposed')).sort()).toEqual(['disposed a', 'disposed b', 'disposed parent']);
     expect(made.map((a) => a.state)).toEqual(['disposed', 'disposed', 'disposed']);
     expect(agents.list()).toEqual([]);
-    expect(app._children?.size ?? 0).toBe(0);
+    expect(inspect(app).children.length).toBe(0);
     off();
     for (const id of ['parent', 'a', 'b', 'c']) await expect(agents.create({ id })).resolves.toBeInstanceOf(AgentHandle);
     await server.dispose();

@@ -1,7 +1,7 @@
 // Contract C8: the create transaction as an internal function that §12's sessions call
 // with extra unpublished steps, raced against the agent's teardown, with the same
 // rollback as setup. (Internal API: imported from its module, not from the package.)
-import { Agent, AgentError, Agents, ContextDisposedError, Events, type SystemContext } from '../../src/index.js';
+import { Agent, AgentError, Agents, ContextDisposedError, Events, inspect, type SystemContext } from '../../src/index.js';
 import { createAgent } from '../../src/agents/create-agent.js';
 import { assertNoLeaks } from '../../src/testing/index.js';
 import { agentServer, deferred, tick } from './helpers.js';
@@ -64,7 +64,7 @@ describe('createAgent(view, options, steps)', () => {
     expect(err).toBe(busy);
     expect(undone).toEqual(['setup registration']);
     expect(log).toEqual([]);
-    expect(app._children?.size ?? 0).toBe(0);
+    expect(inspect(app).children.length).toBe(0);
     await expect(agents.create({ id: 's1' })).resolves.toBeDefined();
     await server.dispose();
   });

@@ -5,6 +5,7 @@
 import fc from 'fast-check';
 import { ConversationHistory, type ChatMessage } from '../../src/index.js';
 import type { HistoryChange, HistoryMark } from '../../src/agents/history.js';
+import { probe } from '../../src/testing/probe.js';
 
 const user = (content: string): ChatMessage => ({ role: 'user', content });
 
@@ -217,7 +218,7 @@ describe('ConversationHistory snapshots (append is O(1), messages is made on rea
     const removed = h.replace(1, 3, [user('x')]);
     expect(removed).toEqual([user('b'), user('c')]);
     expect(Object.isFrozen(removed)).toBe(true);
-    h._mark();
+    probe.markHistory(h);
     const removed2 = h.replace(0, 1, []); // below the mark: copies
     expect(removed2).toEqual([user('a')]);
     expect(Object.isFrozen(removed2)).toBe(true);
@@ -232,23 +233,23 @@ describe('ConversationHistory snapshots (append is O(1), messages is made on rea
     expect(h.length).toBe(200_002);
     expect(h.messages[200_001]).toEqual(user('b'));
     const marked = new ConversationHistory([user('a'), user('b')]);
-    marked._mark();
+    probe.markHistory(marked);
     marked.replace(0, 1, many);
     expect(marked.length).toBe(200_001);
   });
 });
 
 describe('ConversationHistory marks (internal, for durable sessions)', () => {
-  test('_restore goes back to the mark after appends, in place, and tells no observer', () => {
+  test('restoring goes back to the mark after appends, in place, and tells no observer', () => {
     const h = new ConversationHistory([user('a')]);
     const changes: HistoryChange[] = [];
-    h._observer = { check: () => undefined, changed: (c) => changes.push(c) };
-    const mark = h._mark();
+    probe.observeHistory(h, { check: () => undefined, changed: (c) => changes.push(c) });
+    const mark = probe.markHistory(h);
     const before = h.messages;
     h.append(user('b'));
     h.append(user('c'));
     const mid = h.messages;
-    h._restore(mark);
+    probe.restoreHistory(h, mark);
     expect(h.messages).toEqual([user('a')]);
     expect(h.messages).not.toBe(before); // a change: a new array
     expect(mid).toEqual(['a', 'b', 'c'].map(user)); // earlier snapshots untouched
@@ -259,47 +260,47 @@ describe('ConversationHistory marks (internal, for durable sessions)', () => {
     expect(mid).toEqual(['a', 'b', 'c'].map(user));
   });
 
-  test('_restore after a replace below the mark, and with several marks, gives each mark\'s messages back', () => {
+  test('restoring after a replace below the mark, and with several marks, gives each mark\'s messages back', () => {
     const h = new ConversationHistory(['a', 'b'].map(user));
-    const m2 = h._mark();
+    const m2 = probe.markHistory(h);
     h.append(user('c'));
     h.append(user('d'));
-    const m4 = h._mark();
+    const m4 = probe.markHistory(h);
     h.replace(0, 3, [user('s')]); // compaction below both marks
     h.append(user('e'));
-    h._restore(m2);
+    probe.restoreHistory(h, m2);
     expect(h.messages).toEqual(['a', 'b'].map(user));
     h.append(user('x'));
-    h._restore(m4);
+    probe.restoreHistory(h, m4);
     expect(h.messages).toEqual(['a', 'b', 'c', 'd'].map(user));
-    h._restore(m2);
+    probe.restoreHistory(h, m2);
     h.append(user('y'));
-    h._restore(m4);
+    probe.restoreHistory(h, m4);
     expect(h.messages).toEqual(['a', 'b', 'c', 'd'].map(user));
-    h._restore(m4);
+    probe.restoreHistory(h, m4);
     expect(h.messages).toEqual(['a', 'b', 'c', 'd'].map(user));
   });
 
   test('going back to an earlier mark and appending again does not overwrite what a later mark names', () => {
     const h = new ConversationHistory(['a', 'b'].map(user));
-    const m2 = h._mark();
+    const m2 = probe.markHistory(h);
     h.append(user('c'));
     h.append(user('d'));
-    const m4 = h._mark();
-    h._restore(m2);
+    const m4 = probe.markHistory(h);
+    probe.restoreHistory(h, m2);
     h.append(user('x'));
     h.append(user('y'));
     expect(h.messages).toEqual(['a', 'b', 'x', 'y'].map(user));
-    h._restore(m4);
+    probe.restoreHistory(h, m4);
     expect(h.messages).toEqual(['a', 'b', 'c', 'd'].map(user));
-    h._restore(m2);
+    probe.restoreHistory(h, m2);
     expect(h.messages).toEqual(['a', 'b'].map(user));
   });
 
-  test('_restore refuses a mark of another history', () => {
+  test('restoring refuses a mark of another history', () => {
     const a = new ConversationHistory();
     const b = new ConversationHistory();
-    expect(() => b._restore(a._mark())).toThrow(/another history/);
+    expect(() => probe.restoreHistory(b, probe.markHistory(a))).toThrow(/another history/);
   });
 });
 
@@ -308,13 +309,13 @@ describe('ConversationHistory observer (contract C7)', () => {
     const h = new ConversationHistory([user('a')]);
     const seen: string[] = [];
     let allow = false;
-    h._observer = {
+    probe.observeHistory(h, {
       check: () => {
         seen.push(`check:${h.length}`);
         if (!allow) throw new TypeError('a durable history changes only inside turn()');
       },
       changed: (c) => seen.push(`changed:${c.kind}:${h.length}`),
-    };
+    });
     const before = h.messages;
     expect(() => h.append({ role: 'nope' } as never)).toThrow(/role must be one of/);
     expect(seen).toEqual([]); // invalid input never reaches check()
@@ -330,7 +331,7 @@ describe('ConversationHistory observer (contract C7)', () => {
   test('changed() receives the validated frozen messages', () => {
     const h = new ConversationHistory([user('a'), user('b')]);
     const changes: HistoryChange[] = [];
-    h._observer = { check: () => undefined, changed: (c) => changes.push(c) };
+    probe.observeHistory(h, { check: () => undefined, changed: (c) => changes.push(c) });
     h.append({ role: 'tool', callId: 'c', content: 'r', isError: undefined });
     h.replace(0, 2, [user('s')]);
     expect(changes).toEqual([
@@ -397,10 +398,10 @@ describe('ConversationHistory model (fast-check)', () => {
             expect(h.messages).toBe(arr);
             reads.push({ arr, want: model.slice() });
           } else if (o.kind === 'mark') {
-            marks.push({ mark: h._mark(), want: model.slice() });
+            marks.push({ mark: probe.markHistory(h), want: model.slice() });
           } else if (marks.length > 0) {
             const m = marks[o.which % marks.length];
-            h._restore(m.mark);
+            probe.restoreHistory(h, m.mark);
             model = m.want.slice();
           }
           expect(h.length).toBe(model.length);

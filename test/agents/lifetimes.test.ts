@@ -15,6 +15,7 @@ import {
   ResMut,
   Server,
   ServerError,
+  inspect,
   openSession,
   system,
   token,
@@ -148,7 +149,7 @@ describe("per: 'agent' locals", () => {
     expect(agentCtx).toBeUndefined();
     expect(created).toEqual([]);
     expect(agents.get('x')).toBeUndefined();
-    expect(app._children?.size ?? 0).toBe(0);
+    expect(inspect(app).children.length).toBe(0);
     calls = 0; // the next agent's factory succeeds: the id is free
     await expect(agents.create({ id: 'x' })).resolves.toBeDefined();
     await s.dispose();
@@ -191,7 +192,7 @@ describe("per: 'session' locals", () => {
     expect(() => openSession(h.agent)).toThrow(ServerError);
     expect(() => openSession(h.agent)).toThrow(/Draft threw: no drafts today/);
     await new Promise((r) => setImmediate(r));
-    expect(h.agent.ctx._children?.size ?? 0).toBe(0);
+    expect(inspect(h.agent.ctx).children.length).toBe(0);
     await app.dispose();
     assertNoLeaks(s);
     await s.dispose();
@@ -248,7 +249,7 @@ describe('agents.create({ parentFilter })', () => {
       );
     }
     expect(agents.list()).toEqual([]);
-    expect(app._children?.size ?? 0).toBe(0);
+    expect(inspect(app).children.length).toBe(0);
     await s.dispose();
   });
 });

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { inject, injectable, LazyServiceIdentifier, postConstruct } from 'inversify';
 import { out, ParamError, res, resMut, Server, system, ResMut, token, type SystemContext } from '../../src/index.js';
+import { probe } from '../../src/testing/probe.js';
 
 class AppConfig {
   constructor(public agentName = 'global') {}
@@ -258,7 +259,7 @@ describe('isolation of global bindings', () => {
     expect(a.resolve(Reader).config.agentName).toBe('a');
     expect(b.resolve(Reader).config.agentName).toBe('b');
     expect(root.resolve(Reader).config.agentName).toBe('global');
-    expect(a._container).not.toBe(b._container);
+    expect(probe.diContainer(a)).not.toBe(probe.diContainer(b));
     await server.dispose();
   });
 });

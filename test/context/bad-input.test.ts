@@ -1,5 +1,6 @@
 import 'reflect-metadata';
-import { ContextDisposedError, ParamError, Server, token } from '../../src/index.js';
+import { ContextDisposedError, ParamError, Server, inspect, token } from '../../src/index.js';
+import { probe } from '../../src/testing/probe.js';
 
 class AppConfig {
   constructor(readonly agentName = 'agent') {}
@@ -12,10 +13,10 @@ const API_KEY = token<string>('API_KEY');
 /** Everything observable about a context and server, to check that a refused call changed nothing. */
 function snapshot(server: Server, ctx: ReturnType<Server['createContext']>) {
   return {
-    locals: ctx._localValues(),
-    globals: [...server._globals.entries()].map(([k, e]) => [k, e.value]),
+    locals: probe.localValues(ctx),
+    globals: probe.globalValues(server),
     outputs: [...ctx.outputs.entries()],
-    children: ctx._children?.size ?? 0,
+    children: inspect(ctx).children.length,
     disposed: ctx.isDisposed,
   };
 }
@@ -70,8 +71,8 @@ describe('a non-token where a token is expected is a TypeError and changes nothi
     expect(() => server.insertGlobal(bad as never, 1 as never)).toThrow(TypeError);
     expect(() => server.registerLocal(bad as never)).toThrow(TypeError);
     expect(() => server.insertGlobalView(bad as never, () => 1)).toThrow(TypeError);
-    expect(server._globals.size).toBe(0);
-    expect(server._localFactories.size).toBe(0);
+    expect(inspect(server).locals).toEqual([]);
+    expect(probe.localFactoryCount(server)).toBe(0);
   });
 });
 
@@ -88,13 +89,13 @@ describe('a value without a class of its own, passed alone, is refused with the 
     const server = new Server();
     expect(() => server.insertGlobal(bad as never)).toThrow(message);
     expect(() => server.insertGlobal(bad as never)).toThrow(/insertGlobal\(MY_TOKEN, value\)|new AppConfig/);
-    expect(server._globals.size).toBe(0);
+    expect(inspect(server).locals).toEqual([]);
     await server.finish();
     const ctx = server.createContext();
     expect(() => ctx.insert(bad as never)).toThrow(TypeError);
     expect(() => ctx.insert(bad as never)).toThrow(message);
     expect(ctx.hasLocal(Object)).toBe(false);
-    expect(ctx._localCount()).toBe(0);
+    expect(inspect(ctx).locals).toEqual([]);
     await server.dispose();
   });
 });
@@ -106,7 +107,7 @@ describe('other bad input', () => {
     expect(() => server.addPlugins({ id: 'x' } as never)).toThrow(/is not a plugin/);
     expect(() => server.addPlugins(null as never)).toThrow(/is not a plugin/);
     expect(server.hasPlugin('x')).toBe(false);
-    expect(server._localFactories.size).toBe(0);
+    expect(probe.localFactoryCount(server)).toBe(0);
     await server.finish();
     const ctx = server.createContext();
     expect(() => ctx.onDispose(42 as never)).toThrow(/needs a function/);
@@ -133,7 +134,7 @@ describe('other bad input', () => {
     expect(() => turn.get(Scratchpad)).toThrow(/get\(Scratchpad\) was called on a context at depth 1 that is disposed/);
     expect(() => turn.getMut(null as never)).toThrow(ContextDisposedError);
     expect(() => ctx.child()).toThrow(/child\(\) was called/);
-    expect(ctx._children?.size ?? 0).toBe(0);
+    expect(inspect(ctx).children.length).toBe(0);
     expect(server.liveContexts).toBe(0);
     await server.dispose();
   });
@@ -147,7 +148,7 @@ describe('borrows recorded on entries (set by running systems)', () => {
     const ctx = parent.child();
     parent.insert(new Scratchpad());
     ctx.insert(new Scratchpad());
-    const entry = ctx._local(Scratchpad);
+    const entry = probe.localEntry(ctx, Scratchpad);
     if (entry === undefined) throw new Error('no entry');
     return { server, ctx, entry };
   }

@@ -1,10 +1,10 @@
 /**
- * SPEC §10.2 on the context tree: `ctx.signal`, in-flight tracking (contract C1, the
- * internal `ctx._track`), quiescence bounded by `disposeTimeoutMs`, and concurrent
- * cleanups.
+ * SPEC §10.2 on the context tree: `ctx.signal`, in-flight tracking (contract C1, driven
+ * here through the test probe's `trackWork`), quiescence bounded by `disposeTimeoutMs`,
+ * and concurrent cleanups.
  */
 import { ContextDisposedError, DisposeTimeoutError, Server, token, type SystemContext } from '../../src/index.js';
-import type { InFlight } from '../../src/context/in-flight.js';
+import { probe, type TrackedWork } from '../../src/testing/probe.js';
 
 async function server(options?: ConstructorParameters<typeof Server>[0]): Promise<Server> {
   const s = new Server(options);
@@ -34,7 +34,7 @@ function work(label: string, log: string[] = []) {
       settle();
     },
   };
-  return w satisfies InFlight;
+  return w satisfies TrackedWork;
 }
 
 const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
@@ -114,12 +114,12 @@ describe('ctx.signal', () => {
     const turn = agent.child();
     const log: string[] = [];
     turn.signal.addEventListener('abort', () => log.push('turn aborted'));
-    agent._prelude = async () => {
+    probe.setPrelude(agent, async () => {
       log.push(`prelude (agent live: ${!agent.isDisposed})`);
       // a child made during the prelude is born aborted
       log.push(`late child aborted: ${agent.child().signal.aborted}`);
       await tick();
-    };
+    });
     const p = agent.dispose();
     expect(agent.signal.aborted).toBe(true);
     await p;
@@ -141,14 +141,14 @@ describe('ctx.signal', () => {
   });
 });
 
-describe('in-flight work (ctx._track)', () => {
+describe('in-flight work (tracked on a context)', () => {
   test('disposal aborts tracked work at once, awaits it before the context’s own cleanups, then gives it up', async () => {
     const s = await server();
     const root = s.createContext();
     const turn = root.child();
     const log: string[] = [];
     const w = work('tool "refund" (call c1)', log);
-    const untrack = turn._track(w);
+    const untrack = probe.trackWork(turn, w);
     const turnSignal = turn.signal;
     turn.onDispose(() => void log.push('turn cleanup'));
     root.onDispose(() => void log.push('root cleanup'));
@@ -171,7 +171,7 @@ describe('in-flight work (ctx._track)', () => {
     const s = await server();
     const ctx = s.createContext();
     const w = work('done');
-    const untrack = ctx._track(w);
+    const untrack = probe.trackWork(ctx, w);
     untrack();
     untrack();
     await ctx.dispose();
@@ -186,8 +186,8 @@ describe('in-flight work (ctx._track)', () => {
     const log: string[] = [];
     const hung = work('tool "mcp_call" (call c9)', log);
     const quick = work('system summarize', log);
-    ctx._track(hung);
-    ctx._track(quick);
+    probe.trackWork(ctx, hung);
+    probe.trackWork(ctx, quick);
     ctx.insert(token<Disposable>('L'), { [Symbol.dispose]: () => void log.push('local disposed') });
     ctx.onDispose(() => void log.push('cleanup'));
     const p = ctx.dispose();
@@ -216,7 +216,7 @@ describe('in-flight work (ctx._track)', () => {
     const s = await server({ disposeTimeoutMs: 0 });
     const ctx = s.createContext();
     const w = work('never');
-    ctx._track(w);
+    probe.trackWork(ctx, w);
     await expect(ctx.dispose()).rejects.toThrow(/never was still running/);
     expect(w.giveUps).toBe(1);
     await s.dispose();
@@ -226,10 +226,10 @@ describe('in-flight work (ctx._track)', () => {
     const s = await server();
     const ctx = s.createContext();
     const first = work('first');
-    ctx._track(first);
+    probe.trackWork(ctx, first);
     const p = ctx.dispose();
     const late = work('late');
-    ctx._track(late);
+    probe.trackWork(ctx, late);
     expect(late.reasons).toHaveLength(1);
     first.settle();
     await tick();
@@ -242,7 +242,7 @@ describe('in-flight work (ctx._track)', () => {
     await p;
     expect([first.giveUps, late.giveUps]).toEqual([1, 1]);
     const after = work('after');
-    ctx._track(after);
+    probe.trackWork(ctx, after);
     expect(after.reasons).toHaveLength(1);
     expect(after.giveUps).toBe(1);
     await s.dispose();
@@ -253,8 +253,8 @@ describe('in-flight work (ctx._track)', () => {
     const ctx = s.createContext();
     const ok = work('ok');
     ok.settle();
-    ctx._track({ label: 'bad', settled: Promise.resolve(), abort: () => { throw new Error('abort failed'); } });
-    ctx._track(ok);
+    probe.trackWork(ctx, { label: 'bad', settled: Promise.resolve(), abort: () => { throw new Error('abort failed'); } });
+    probe.trackWork(ctx, ok);
     await expect(ctx.dispose()).rejects.toThrow(/abort failed/);
     expect(ok.reasons).toHaveLength(1);
     await s.dispose();
@@ -265,8 +265,8 @@ describe('in-flight work (ctx._track)', () => {
     const root = s.createContext();
     const session = root.child();
     const turn = session.child();
-    turn._track(work('turn work'));
-    session._track(work('session work'));
+    probe.trackWork(turn, work('turn work'));
+    probe.trackWork(session, work('session work'));
     const err = (await root.dispose().then(() => undefined, (e: unknown) => e)) as AggregateError;
     expect(err.errors.map((e) => (e as DisposeTimeoutError).label)).toEqual(['turn work', 'session work']);
     await s.dispose();

@@ -1,10 +1,11 @@
 /**
  * SPEC §10.3 declared lifetimes: `registerLocal(token, factory?, { per })`,
- * `factory(ctx)`, and the internal `server._makeLocals(ctx, per)` (contract C3) that the
- * agents and sessions rooms call on the agent and session contexts they make. Here the
- * "agent" and "session" contexts are plain children marked by calling `_makeLocals`.
+ * `factory(ctx)`, and the internal making of per-agent and per-session locals (contract C3)
+ * that the agents and sessions rooms run on the agent and session contexts they make. Here
+ * the "agent" and "session" contexts are plain children marked by `probe.makeLocals`.
  */
 import { Server, ServerError, token, type SystemContext } from '../../src/index.js';
+import { probe } from '../../src/testing/probe.js';
 
 class Memory {
   readonly facts: string[] = [];
@@ -31,9 +32,9 @@ test("per: 'root' (default): each root gets its own; agents and sessions get non
   const s = await finished((s) => s.registerLocal(Memory));
   const root = s.createContext();
   const agent = root.child();
-  s._makeLocals(agent, 'agent');
+  probe.makeLocals(s, agent, 'agent');
   const session = agent.child();
-  s._makeLocals(session, 'session');
+  probe.makeLocals(s, session, 'session');
   expect(root.hasLocal(Memory)).toBe(true);
   expect(agent.hasLocal(Memory)).toBe(false);
   expect(session.get(Memory)).toBe(root.get(Memory));
@@ -45,13 +46,13 @@ test("per: 'agent': every root and every agent context gets its own; a subagent'
   const s = await finished((s) => s.registerLocal(Memory, () => new Memory(), { per: 'agent' }));
   const root = s.createContext();
   const billing = root.child();
-  s._makeLocals(billing, 'agent');
+  probe.makeLocals(s, billing, 'agent');
   const tech = root.child();
-  s._makeLocals(tech, 'agent');
+  probe.makeLocals(s, tech, 'agent');
   const sub = billing.child();
-  s._makeLocals(sub, 'agent');
+  probe.makeLocals(s, sub, 'agent');
   const session = sub.child();
-  s._makeLocals(session, 'session');
+  probe.makeLocals(s, session, 'session');
   const all = [root, billing, tech, sub].map((c) => c.getMut(Memory));
   expect(new Set(all).size).toBe(4);
   billing.getMut(Memory).facts.push('customer 4711 is under fraud investigation');
@@ -66,13 +67,13 @@ test("per: 'session': only session contexts get one; the options may stand in fo
   const s = await finished((s) => s.registerLocal(History, { per: 'session' }));
   const root = s.createContext();
   const agent = root.child();
-  s._makeLocals(agent, 'agent');
+  probe.makeLocals(s, agent, 'agent');
   expect(root.has(History)).toBe(false);
   expect(agent.has(History)).toBe(false);
   const a = agent.child();
-  s._makeLocals(a, 'session');
+  probe.makeLocals(s, a, 'session');
   const b = agent.child();
-  s._makeLocals(b, 'session');
+  probe.makeLocals(s, b, 'session');
   expect(a.getMut(History)).toBeInstanceOf(History);
   expect(a.get(History)).not.toBe(b.get(History));
   expect(a.child().get(History)).toBe(a.get(History));
@@ -92,7 +93,7 @@ test('factories receive the new context and run in registration order, once per 
   expect(order).toEqual(['root-1', 'agent', 'root-2']);
   order.length = 0;
   const agent = root.child();
-  s._makeLocals(agent, 'agent');
+  probe.makeLocals(s, agent, 'agent');
   expect(order).toEqual(['agent']);
   expect(agent.get(History).owner).toBe('depth 1 sees 0');
   await s.dispose();
@@ -107,7 +108,7 @@ test('per-agent locals are disposed with their context', async () => {
   }, { per: 'agent' }));
   const root = s.createContext();
   const agent = root.child();
-  s._makeLocals(agent, 'agent');
+  probe.makeLocals(s, agent, 'agent');
   await agent.dispose();
   expect(conns.map((c) => c.closed)).toEqual([0, 1]);
   await s.dispose();
@@ -144,9 +145,9 @@ describe('a failing factory leaves nothing behind', () => {
     });
     const root = s.createContext();
     const agent = root.child();
-    expect(() => s._makeLocals(agent, 'agent')).toThrow(ServerError);
+    expect(() => probe.makeLocals(s, agent, 'agent')).toThrow(ServerError);
     const again = root.child();
-    expect(() => s._makeLocals(again, 'agent')).toThrow(message);
+    expect(() => probe.makeLocals(s, again, 'agent')).toThrow(message);
     for (const c of [agent, again]) {
       if (!c.isDisposed) {
         expect(c.hasLocal(Conn)).toBe(false);

@@ -1,6 +1,7 @@
 import { jest } from '@jest/globals';
 import { Agents, AgentsPlugin, ContextDisposedError, Events, Prompts, PromptsPlugin, Server, Tools, ToolsPlugin, createScope, scopeOf, type Plugin } from '../../src/index.js';
 import { installEvents } from '../../src/events/events.js';
+import { probe } from '../../src/testing/probe.js';
 
 const eventsPlugin: Plugin = { id: 'events', build: (s) => void installEvents(s) };
 
@@ -255,8 +256,8 @@ describe('Events', () => {
     ev.on('e', () => void heard.push('scoped'), { global: true });
     const child = app.child();
     child.get(Events).on('e', () => void heard.push('child'));
-    expect(server._leakProbes.size).toBeGreaterThan(0);
-    const probes = () => [...server._leakProbes].flatMap((p) => p());
+    expect(probe.leakProbeCount(server)).toBeGreaterThan(0);
+    const probes = () => probe.registrationLeaks(server);
     expect(probes()).toEqual(['event listener "e" of scope A']);
     await scope.dispose();
     await child.dispose();

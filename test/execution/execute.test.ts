@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import {
   ExecutionResult,
+  inspect,
   loop,
   Out,
   parallel,
@@ -47,7 +48,7 @@ function gate(): { promise: Promise<void>; open: () => void } {
 }
 
 function liveChildren(ctx: SystemContext): number {
-  return ctx._children?.size ?? 0;
+  return inspect(ctx).children.length;
 }
 
 describe('sequential execution', () => {

@@ -1,4 +1,5 @@
 import { Events, PromptError, Prompts, PromptsPlugin, RegistrationError, Server, Tools, ToolsPlugin, createScope, type PromptAssembly } from '../../src/index.js';
+import { probe } from '../../src/testing/probe.js';
 
 async function promptServer(withTools = true) {
   const server = new Server();
@@ -9,7 +10,7 @@ async function promptServer(withTools = true) {
 }
 
 const schema = { type: 'object' };
-const leaks = (s: Server) => [...s._leakProbes].flatMap((p) => p());
+const leaks = (s: Server) => probe.registrationLeaks(s);
 
 describe('Prompts', () => {
   test('sections merge by name (scoped replaces global), sorted by order; flat: no parent, no sibling', async () => {

@@ -7,6 +7,7 @@
  */
 import fc from 'fast-check';
 import { Server, token, type Token } from '../../src/index.js';
+import { probe } from '../../src/testing/probe.js';
 
 const TOKENS: Token<object>[] = [token<object>('L0'), token<object>('L1'), token<object>('L2'), token<object>('L3')];
 
@@ -46,8 +47,8 @@ test('own locals follow a Map model, and are disposed newest first', async () =>
           expect(() => ctx.getMut(t)).toThrow(/ResourceNotFound|not found/i);
         }
         for (let i = 0; i < TOKENS.length; i++) expect(ctx.hasLocal(TOKENS[i] as Token<object>)).toBe(model.has(i));
-        expect(ctx._localCount()).toBe(model.size);
-        expect(ctx._localValues().map(([, v]) => (v as { name: string }).name)).toEqual([...model.values()].map((v) => v.name));
+        expect(probe.localCount(ctx)).toBe(model.size);
+        expect(probe.localValues(ctx).map(([, v]) => (v as { name: string }).name)).toEqual([...model.values()].map((v) => v.name));
       }
       await ctx.dispose();
       expect(disposed).toEqual([...model.values()].map((v) => v.name).reverse());

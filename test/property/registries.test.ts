@@ -8,6 +8,7 @@
  */
 import fc from 'fast-check';
 import { Server, Tools, ToolsPlugin, createScope, type Scope, type SystemContext } from '../../src/index.js';
+import { probe } from '../../src/testing/probe.js';
 
 const NAMES = ['a', 'b', 'c', 'd'] as const;
 const SLOTS = 4; // 0 = global, 1..3 = scopes
@@ -223,7 +224,7 @@ test('property: every scope sees global + its own layer, restricted and guarded 
         await check(model, [0, 1, 2, 3].map(ctxOf), scopes);
       }
       for (let i = 1; i < SLOTS; i++) await (scopes[i] as Scope).dispose();
-      expect([...server._leakProbes].flatMap((p) => p())).toEqual([]);
+      expect(probe.registrationLeaks(server)).toEqual([]);
       await server.dispose();
     }),
     { numRuns: 80 },

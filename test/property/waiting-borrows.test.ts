@@ -9,6 +9,7 @@
  */
 import fc from 'fast-check';
 import { ParamError, Res, ResMut, Server, system, SystemError, token, type Param, type SystemContext } from '../../src/index.js';
+import { probe } from '../../src/testing/probe.js';
 
 const A = token<{ id: string }>('A');
 const B = token<{ id: string }>('B');
@@ -113,7 +114,7 @@ test('random readers and writers never overlap a writer with anyone; every waite
       expect(results).toHaveLength(actors.length);
       // nothing borrowed, nothing queued
       for (const t of TOKENS) {
-        const e = root._local(t);
+        const e = probe.localEntry(root, t);
         expect(e?.reads).toBe(0);
         expect(e?.writing).toBe(false);
         expect(e?.queue).toBeUndefined();

@@ -6,6 +6,7 @@
 // call must reject with a clear error naming the field, and leave no residue: no
 // reserved id, no child context, nothing announced.
 import { Agent, AgentError, Agents, AgentsPlugin, Events, Server } from '../../src/index.js';
+import { probe } from '../../src/testing/probe.js';
 
 class Hostile extends Error {
   constructor() {
@@ -88,7 +89,7 @@ describe('Agents.create with hostile options', () => {
     expect(err).not.toBeInstanceOf(Hostile);
     expect((err as Error).message).toMatch(pattern);
     expect(agents.list()).toEqual([]);
-    expect(app._children?.size ?? 0).toBe(0);
+    expect(probe.liveChildren(app).length).toBe(0);
     expect(announced).toEqual([]);
     // the id (when there was one) is free
     await expect(agents.create({ id: 'x' })).resolves.toBeDefined();
@@ -105,9 +106,9 @@ describe('Agents.create with hostile options', () => {
     expect(err).toBeInstanceOf(TypeError); // ... but not the brand check
     expect((err as Error).message).toMatch(/parent must be an Agent/);
     expect(agents.get('child')).toBeUndefined();
-    expect(real.agent.ctx._children?.size ?? 0).toBe(0);
+    expect(probe.liveChildren(real.agent.ctx).length).toBe(0);
     expect(announced).toEqual([]);
-    expect(app._children?.size).toBe(1);
+    expect(probe.liveChildren(app).length).toBe(1);
     await server.dispose();
   });
 

@@ -6,6 +6,7 @@ import {
   Agents, AgentsPlugin, Events, Server, SystemContext, Tools, ToolsPlugin, createScope, parallel, system, token, type Agent,
 } from '../../src/index.js';
 import { assertNoLeaks } from '../../src/testing/index.js';
+import { probe } from '../../src/testing/probe.js';
 
 async function world(): Promise<{ server: Server; app: SystemContext }> {
   const server = new Server();
@@ -31,8 +32,8 @@ test('parallel: the parent disposed while branches run: execute rejects, branch 
   const p = ctx.execute([parallel([grab, slow], [slow])]);
   p.catch(() => undefined);
   await tick();
-  expect(ctx._children?.size).toBe(2);
-  for (const c of ctx._children ?? []) seen.push(c);
+  expect(probe.liveChildren(ctx).length).toBe(2);
+  for (const c of probe.liveChildren(ctx)) seen.push(c);
   // the disposal awaits the running systems (SPEC 10.2/10.5: runs are tracked in-flight work)
   const disposing = ctx.dispose();
   expect(seen.every((c) => c.isDisposed)).toBe(true);
@@ -75,7 +76,7 @@ test('registrations, children and scopes made through agent.ctx by its own agent
         c.get(Tools).register(tool('late'));
         c.child().get(Tools).register(tool('late-child'));
         createScope(c, { id: 'inner' }).ctx.get(Tools).register(tool('late-inner'));
-        made = [...server._leakProbes].flatMap((p) => p()).filter((l) => l.startsWith('tool "late'));
+        made = probe.registrationLeaks(server).filter((l) => l.startsWith('tool "late'));
       });
     },
   });
@@ -83,7 +84,7 @@ test('registrations, children and scopes made through agent.ctx by its own agent
   // the listener did register all three (they were alive while it ran)...
   expect(made.sort()).toEqual(['tool "late" of scope a', 'tool "late-child" of scope a', 'tool "late-inner" of scope inner']);
   // ...and the disposal undid them
-  expect([...server._leakProbes].flatMap((p) => p())).toEqual([]);
+  expect(probe.registrationLeaks(server)).toEqual([]);
   // the agent's key stopped being live when its disposal started: reading by it is refused (SPEC 10.7)
   expect(() => app.get(Tools).get('late', h.agent)).toThrow(TypeError);
   await app.dispose();

@@ -1,5 +1,6 @@
 import { RegistrationError, Server, createScope } from '../../src/index.js';
 import { Layers } from '../../src/scope/layers.js';
+import { probe } from '../../src/testing/probe.js';
 
 async function world() {
   const server = new Server();
@@ -8,7 +9,7 @@ async function world() {
   const layers = new Layers<string>('thing', server);
   return { server, app, layers };
 }
-const leaks = (s: Server) => [...s._leakProbes].flatMap((p) => p());
+const leaks = (s: Server) => probe.registrationLeaks(s);
 
 describe('Layers (the shared registration primitive)', () => {
   test('merged(K) = global + K only, K shadows global keeping its position', async () => {

@@ -4,6 +4,7 @@
  */
 import { AgentsPlugin, Agents, MemorySessionStore, ParamError, ParentFilter, Server, Sessions, SessionsPlugin, token } from '../../src/index.js';
 import { assertNoLeaks } from '../../src/testing/index.js';
+import { probe } from '../../src/testing/probe.js';
 import { Memory, serverOn } from './harness.js';
 
 const Secret = token<string>('Secret');
@@ -48,7 +49,7 @@ test('the plugin closes the store it made, never one it was given; nothing leaks
   await own.finish();
   const app = own.createContext();
   await (await app.get(Sessions).create({ agentId: 'a', sessionId: 's' })).close();
-  const made = app.get(Sessions)._runtime.store;
+  const made = probe.sessionStore(app.get(Sessions));
   await own.dispose();
   await expect(made.list()).rejects.toMatchObject({ code: 'STORE_ERROR' });
 });

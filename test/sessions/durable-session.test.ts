@@ -13,6 +13,7 @@ import {
   Sessions,
   SessionsPlugin,
   TurnLog,
+  inspect,
 } from '../../src/index.js';
 import { delegateStore, Draft, Memory, recordEvents, serverOn, sleep } from './harness.js';
 
@@ -346,7 +347,7 @@ describe('the create/resume transaction', () => {
     const s = await a.ctx.get(Sessions).create({ agentId: 'a', sessionId: 's' });
     const err = (await b.ctx.get(Sessions).resume({ agentId: 'a', sessionId: 's' }).catch((e: unknown) => e)) as SessionError;
     expect(err).toMatchObject({ code: 'SESSION_BUSY' });
-    expect(err.holder?.owner).toBe(s._lease?.owner);
+    expect(err.holder?.owner).toBe(inspect(s.agent.ctx).agent?.lease?.owner);
     expect(err.message).toMatch(/left/);
     expect(b.ctx.get(Agents).get('a')).toBeUndefined();
     await a.server.dispose();

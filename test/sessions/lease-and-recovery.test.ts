@@ -3,8 +3,8 @@
  * session/lease-lost and disposal, fenced turns, interrupted turns and the `interrupted`
  * handler.
  */
-import { MemorySessionStore, Sessions, TurnLog, type ChatMessage, type InterruptedTurn } from '../../src/index.js';
-import { recordEvents, serverOn, sleep } from './harness.js';
+import { MemorySessionStore, Sessions, TurnLog, type ChatMessage, type InterruptedTurn, type Lease } from '../../src/index.js';
+import { delegateStore, recordEvents, serverOn, sleep } from './harness.js';
 
 const collect = async <T>(it: AsyncIterable<T>): Promise<T[]> => {
   const out: T[] = [];
@@ -99,7 +99,14 @@ describe('leases', () => {
 describe('crash recovery', () => {
   test('a started turn without an end is reported as interrupted, its flushed events kept as aborted, the state is the last commit', async () => {
     const store = new MemorySessionStore();
-    const a = await serverOn(store);
+    // the first server's lease, as its store handed it out
+    let taken: Lease | undefined;
+    const a = await serverOn(
+      delegateStore(store, {
+        create: async (input) => (taken = await store.create(input)),
+        acquire: async (id, options) => (taken = await store.acquire(id, options)),
+      }),
+    );
     const s = await a.ctx.get(Sessions).create({ agentId: 'a', sessionId: 's' });
     await s.turn((_c, session) => void session.history.append({ role: 'user', content: 'one' }));
     // A "crash": the turn flushed its events and never ended; its process stops renewing.
@@ -113,7 +120,7 @@ describe('crash recovery', () => {
       await new Promise(() => undefined);
     });
     await done;
-    const lease = s._lease;
+    const lease = taken;
     if (lease === undefined) throw new Error('no lease');
     // Simulate the process dying: its lease is released without ending the attempt.
     await store.release(lease);

@@ -2,10 +2,12 @@
 // A child process for test/sessions/process.test.ts: drives one durable session from its
 // own process (compiled polestar from .build/src), so the parent can kill it, race it or
 // freeze it. Argument: a JSON config. Output: one JSON object per line.
-import { AgentsPlugin, Events, Server, Sessions, SessionsPlugin, TurnLog } from '../../.build/src/index.js';
+import { AgentsPlugin, Events, Server, Sessions, SessionsPlugin, TurnLog, inspect } from '../../.build/src/index.js';
 
 const config = JSON.parse(process.argv[2]);
 const say = (o) => process.stdout.write(JSON.stringify(o) + '\n');
+/** The owner of the lease a durable session's agent holds (throws when it holds none). */
+const leaseOwner = (s) => inspect(s.agent.ctx).agent.lease.owner;
 
 class Memory {
   count = 0;
@@ -65,7 +67,7 @@ try {
       await store.close();
       process.exit(0);
     }
-    say({ event: 'resumed', owner: s._lease.owner });
+    say({ event: 'resumed', owner: leaseOwner(s) });
     process.stdin.resume();
     await new Promise((r) => process.stdin.on('end', r));
     await s.close();
@@ -76,7 +78,7 @@ try {
     ctx.get(Events).on('session/lease-lost', (p) => (leaseLost = p.error.code));
     const result = await s
       .turn(async (_turnCtx, session) => {
-        say({ event: 'in-turn', owner: s._lease.owner });
+        say({ event: 'in-turn', owner: leaseOwner(s) });
         await new Promise((r) => setTimeout(r, config.stallMs));
         session.history.append({ role: 'user', content: 'from the stale owner' });
         return 'committed';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { Sessions, type SessionStore } from '../../src/index.js';
+import { Sessions, inspect, type SessionStore } from '../../src/index.js';
 import { PostgresSessionStore } from '../../src/sessions/postgres.js';
 import { SqliteSessionStore } from '../../src/sessions/sqlite.js';
 import { Memory, serverOn, sleep } from './harness.js';
@@ -154,7 +154,7 @@ function processSuite(name: string, storeConfig: () => Record<string, unknown>, 
       w.child.kill('SIGSTOP');
       try {
         const s = await resumeWhenFree(h.ctx.get(Sessions), 'stop-agent', 'stop');
-        expect(s._lease?.owner).not.toBe(inTurn.owner);
+        expect(inspect(s.agent.ctx).agent?.lease?.owner).not.toBe(inTurn.owner);
         expect(s.interruptedTurns.map((t) => t.turn)).toEqual([1]);
         await s.turn((_c, session) => void session.history.append({ role: 'user', content: 'from the new owner' }));
         w.child.kill('SIGCONT');

@@ -14,6 +14,7 @@ import type { Lease, SessionStore } from '../../src/index.js';
 import { PostgresSessionStore } from '../../src/sessions/postgres.js';
 import { SqliteSessionStore } from '../../src/sessions/sqlite.js';
 import { STORE_BOUND, applyStoreBounds } from '../../src/sessions/store-bound.js';
+import { probe } from '../../src/testing/probe.js';
 import { createTestDatabase, describePg, pgTarget } from './pg-target.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'polestar-sql-faults-'));
@@ -43,11 +44,11 @@ function holdNextCommit(store: SqliteSessionStore): { release: () => void; enter
   let entered!: () => void;
   const gate = new Promise<void>((r) => (release = r));
   const inside = new Promise<void>((r) => (entered = r));
-  store._beforeCommit = async () => {
-    store._beforeCommit = undefined;
+  probe.beforeCommit(store, async () => {
+    probe.beforeCommit(store, undefined);
     entered();
     await gate;
-  };
+  });
   return { release, entered: inside };
 }
 

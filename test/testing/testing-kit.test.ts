@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { createScope, Out, Res, ResMut, Server, system, SystemError, token, type Plugin } from '../../src/index.js';
 import { assertNoLeaks, createTestServer, LeakError, runSystem } from '../../src/testing/index.js';
+import { probe } from '../../src/testing/probe.js';
 
 class AppConfig {
   constructor(public agentName = 'real') {}
@@ -118,12 +119,12 @@ describe('assertNoLeaks', () => {
   test('calls every leak probe and lists what each reports', async () => {
     const server = await createTestServer();
     const live = new Set<string>(['tool "search" (scope researcher)']);
-    server._leakProbes.add(() => [...live]);
-    server._leakProbes.add(() => []);
+    probe.addLeakProbe(server, () => [...live]);
+    probe.addLeakProbe(server, () => []);
     expect(() => assertNoLeaks(server)).toThrow(/tool "search" \(scope researcher\)/);
     live.clear();
     expect(() => assertNoLeaks(server)).not.toThrow();
-    server._leakProbes.add(() => {
+    probe.addLeakProbe(server, () => {
       throw new Error('probe broke');
     });
     expect(() => assertNoLeaks(server)).toThrow(/a leak probe threw: probe broke/);

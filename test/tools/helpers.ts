@@ -1,4 +1,5 @@
 import { Server, ToolsPlugin, type Plugin, type SystemContext, type ToolDefinition } from '../../src/index.js';
+import { probe } from '../../src/testing/probe.js';
 
 export async function toolServer(...extra: Plugin[]): Promise<{ server: Server; app: SystemContext }> {
   const server = new Server();
@@ -18,5 +19,5 @@ export function tool(name: string, body: (args: any) => unknown = () => name, ex
 }
 
 export function leaks(server: Server): string[] {
-  return [...server._leakProbes].flatMap((p) => p());
+  return probe.registrationLeaks(server);
 }

@@ -18,6 +18,7 @@ import {
   scopeOf,
   type SystemContext,
 } from '../../src/index.js';
+import { probe } from '../../src/testing/probe.js';
 import { tool, toolServer } from './helpers.js';
 
 type Read = (t: Tools, scope?: object) => unknown;
@@ -157,7 +158,7 @@ describe.each(reads)('Tools.%s with an explicit scope (SPEC 10.7)', (_method, ca
         ctx.get(Tools).register(tool('own'));
         ctx.get(Events).on('agent/disposed', () => {
           // the agent's key is dead, its context not yet disposed (the teardown announces first)
-          expect(server._scopeCtx(scopeOf(ctx) as object)).toBeUndefined();
+          expect(probe.liveScope(server, scopeOf(ctx) as object)).toBeUndefined();
           const view = ctx.get(Tools);
           seen.push(read(view, scopeOf(ctx)), read(view));
         });

@@ -4,8 +4,8 @@
  * `@anthropic-ai/sdk` types (`Tool`, `MessageParam`, …) without importing it.
  */
 import { snapshotChatMessage, type ChatMessage, type ChatToolCall } from '../agents/history.js';
-import { describeValue } from '../context/token.js';
-import { thawJson, type JsonValue } from '../tools/lossless-json.js';
+import { describeValue } from '../util/describe-value.js';
+import { thawJson, type JsonValue } from '../util/lossless-json.js';
 import type { ToolCall, ToolResult, ToolSchema } from '../tools/types.js';
 import { extrasOf, isObj, jsonEqual, metaWith, residualOf, withExtras, type Obj } from './provider-meta.js';
 import { checkToolNames } from './tool-names.js';

@@ -4,7 +4,8 @@
  * whole result (`content`, `structuredContent`) is the `output`, and `isError` makes the
  * call fail (`EXECUTION_ERROR`) with the text as the reason.
  */
-import { describeValue } from '../context/token.js';
+import { describeValue } from '../util/describe-value.js';
+import { branded } from '../util/brand.js';
 
 /** A tool as MCP's `tools/list` lists it (the fields polestar reads; others are ignored). */
 export interface McpTool {
@@ -71,6 +72,11 @@ export interface McpToolSource {
  * server's text as the reason (the model reads `Error: <text>`).
  */
 export class McpToolError extends Error {
+  /**
+   * True when `value` is an instance of `McpToolError` or of a subclass, also one made by
+   * another copy of polestar-di loaded in the same process (where `instanceof` is false).
+   */
+  static readonly is = branded(this, 'McpToolError');
   /** Always `'McpToolError'`. */
   override readonly name = 'McpToolError';
   /** The tool's name on the MCP server. */

@@ -3,7 +3,8 @@
  * `Client` (`@modelcontextprotocol/sdk`) and `fromMcpSdkV2Client` for the 2.x `Client`
  * (`@modelcontextprotocol/client`). Structural: neither SDK is imported, not even its types.
  */
-import { describeValue, errorText } from '../context/token.js';
+import { describeValue } from '../util/describe-value.js';
+import { errorText } from '../util/error-text.js';
 import type { McpCallToolResult, McpListToolsResult, McpToolSource } from './mcp-result.js';
 
 /**

@@ -4,12 +4,14 @@
  * context (or the handle) is disposed, or when the mount fails.
  */
 import { SystemContext } from '../context/system-context.js';
-import { describeValue } from '../context/token.js';
+import { describeValue } from '../util/describe-value.js';
+import { errorText } from '../util/error-text.js';
 import { Events } from '../events/events.js';
-import type { JsonObject } from '../tools/lossless-json.js';
+import type { JsonObject } from '../util/lossless-json.js';
 import { Tools } from '../tools/tools.js';
 import type { ToolDefinition, ToolExecution, ToolExecutionToken, ToolResult } from '../tools/types.js';
 import { shapeResult, type McpTool, type McpToolSource, type ShapedResult } from './mcp-result.js';
+import { branded } from '../util/brand.js';
 
 /** The `$schema` a listed `inputSchema` without one is registered with (MCP's default dialect). */
 export const MCP_DEFAULT_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
@@ -50,6 +52,11 @@ export interface McpMount {
 
 /** A mount, sync or refresh failed; the message names the tool (when one is at fault) and the fix. */
 export class McpMountError extends Error {
+  /**
+   * True when `value` is an instance of `McpMountError` or of a subclass, also one made by
+   * another copy of polestar-di loaded in the same process (where `instanceof` is false).
+   */
+  static readonly is = branded(this, 'McpMountError');
   /** Always `'McpMountError'`. */
   override readonly name = 'McpMountError';
   /** The MCP tool at fault, by its name on the server; `undefined` when the failure is not about one tool (e.g. listing failed). */
@@ -161,10 +168,6 @@ function closerOf(source: unknown): (() => Promise<void>) | undefined {
   };
 }
 
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 /** The identity of a listed tool's definition: a change re-registers it. */
 function keyOf(tool: McpTool): string | undefined {
   try {
@@ -269,7 +272,7 @@ class Mount implements McpMount {
           this.#requestSync().catch((err: unknown) => {
             if (this.#ended || this.#onRefreshError === undefined) return;
             try {
-              this.#onRefreshError(err instanceof McpMountError ? err : new McpMountError(messageOf(err), { cause: err }));
+              this.#onRefreshError(err instanceof McpMountError ? err : new McpMountError(errorText(err), { cause: err }));
             } catch {
               // the reporter's own failure has nowhere else to go
             }
@@ -283,12 +286,12 @@ class Mount implements McpMount {
       const failure =
         err instanceof McpMountError
           ? err
-          : new McpMountError(`mountMcpTools(): ${messageOf(err)}`, { cause: err });
+          : new McpMountError(`mountMcpTools(): ${errorText(err)}`, { cause: err });
       this.#detachFromContext();
       try {
         await this.#shutdownOnce(failure);
       } catch (closeErr) {
-        failure.message += ` (closing the source failed too: ${messageOf(closeErr)})`;
+        failure.message += ` (closing the source failed too: ${errorText(closeErr)})`;
       }
       throw failure;
     }
@@ -357,7 +360,7 @@ class Mount implements McpMount {
       } catch (err) {
         if (err instanceof McpMountError) throw err;
         throw new McpMountError(
-          `listing the MCP server's tools failed${cursor === undefined ? '' : ` (page at cursor "${cursor}")`}: ${messageOf(err)}`,
+          `listing the MCP server's tools failed${cursor === undefined ? '' : ` (page at cursor "${cursor}")`}: ${errorText(err)}`,
           { cause: err },
         );
       }
@@ -395,7 +398,7 @@ class Mount implements McpMount {
       try {
         keep = this.#filter === undefined ? true : this.#filter(tool);
       } catch (err) {
-        throw new McpMountError(`options.filter threw for MCP tool "${tool.name}": ${messageOf(err)}`, { toolName: tool.name, cause: err });
+        throw new McpMountError(`options.filter threw for MCP tool "${tool.name}": ${errorText(err)}`, { toolName: tool.name, cause: err });
       }
       if (typeof keep !== 'boolean') {
         throw new McpMountError(`options.filter returned ${describeValue(keep)} for MCP tool "${tool.name}"; it must return true (mount) or false (skip).`, { toolName: tool.name });
@@ -444,7 +447,7 @@ class Mount implements McpMount {
     try {
       off = this.#tools.register(definition);
     } catch (err) {
-      throw fail(messageOf(err), err);
+      throw fail(errorText(err), err);
     }
     this.#entries.set(name, { mcpName, key: keyOf(tool), off, calls });
   }
@@ -550,13 +553,13 @@ class Mount implements McpMount {
     try {
       await this.#source.close();
     } catch (err) {
-      errors.push(new McpMountError(`closing the MCP source failed: ${messageOf(err)}`, { cause: err }));
+      errors.push(new McpMountError(`closing the MCP source failed: ${errorText(err)}`, { cause: err }));
     }
     if (errors.length === 1) throw errors[0];
-    if (errors.length > 1) throw new AggregateError(errors, `disposing the MCP mount failed ${errors.length} times: ${errors.map(messageOf).join('; ')}`);
+    if (errors.length > 1) throw new AggregateError(errors, `disposing the MCP mount failed ${errors.length} times: ${errors.map(errorText).join('; ')}`);
   }
 }
 
 function abortedError(mcpName: string, reason: unknown): Error {
-  return new Error(`MCP tool "${mcpName}" was aborted: ${messageOf(reason)}`, { cause: reason });
+  return new Error(`MCP tool "${mcpName}" was aborted: ${errorText(reason)}`, { cause: reason });
 }

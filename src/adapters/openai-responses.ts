@@ -5,8 +5,8 @@
  * The OpenAI Agents SDK's model items have the same shapes.
  */
 import { snapshotChatMessage, type ChatMessage, type ChatToolCall } from '../agents/history.js';
-import { describeValue } from '../context/token.js';
-import { thawJson, type JsonValue } from '../tools/lossless-json.js';
+import { describeValue } from '../util/describe-value.js';
+import { thawJson, type JsonValue } from '../util/lossless-json.js';
 import type { ToolCall, ToolResult, ToolSchema } from '../tools/types.js';
 import { extrasOf, isObj, metaWith, residualOf, withExtras, type Obj } from './provider-meta.js';
 import { argumentsTextPreferring, parseArguments, rawArgumentsToKeep } from './tool-arguments.js';

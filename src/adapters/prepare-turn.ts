@@ -5,7 +5,7 @@
  * turn did not show (`executeToolCall`).
  */
 import { SystemContext } from '../context/system-context.js';
-import { describeValue } from '../context/token.js';
+import { describeValue } from '../util/describe-value.js';
 import { Prompts } from '../prompts/prompts.js';
 import type { PromptAssembly } from '../prompts/types.js';
 import { Tools } from '../tools/tools.js';

@@ -4,7 +4,7 @@
  * `to…` (other keys of `meta`, and other providers' keys, are left alone).
  */
 import type { ChatMessage } from '../agents/history.js';
-import type { JsonObject, JsonValue } from '../tools/lossless-json.js';
+import type { JsonObject, JsonValue } from '../util/lossless-json.js';
 
 /** @internal The `meta` keys the converters own. */
 export type ProviderKey = 'openaiChat' | 'openaiResponses' | 'anthropic' | 'aiSdk';

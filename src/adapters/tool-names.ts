@@ -2,7 +2,7 @@
  * The tool-name rule OpenAI and Anthropic share, checked when tools are converted so a bad
  * name fails where it was made instead of at request time.
  */
-import { describeValue } from '../context/token.js';
+import { describeValue } from '../util/describe-value.js';
 import type { ToolSchema } from '../tools/types.js';
 
 /** The names OpenAI (Chat Completions and Responses) and Anthropic accept for function tools. */

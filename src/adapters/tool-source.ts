@@ -4,7 +4,8 @@
  * name rule, and running one call through `Tools.execute` without ever throwing.
  */
 import { SystemContext } from '../context/system-context.js';
-import { describeValue, errorText } from '../context/token.js';
+import { describeValue } from '../util/describe-value.js';
+import { readField } from '../util/read-field.js';
 import { errorResult } from '../tools/execution.js';
 import { readShown } from '../tools/shown.js';
 import { Tools } from '../tools/tools.js';
@@ -45,13 +46,7 @@ export function readToolSource(where: string, tools: unknown, options: unknown, 
   for (const k of Object.keys(options)) {
     if (!known.includes(k)) throw new TypeError(`${where}: unknown option "${k}"; the options are ${known.join(', ')}.`);
   }
-  for (const k of known) {
-    try {
-      read[k] = (options as Record<string, unknown>)[k];
-    } catch (err) {
-      throw new TypeError(`${where}: reading options.${k} threw: ${errorText(err)}`, { cause: err });
-    }
-  }
+  for (const k of known) read[k] = readField(options, k, where, 'options');
   const ctx = read.ctx;
   if (ctx !== undefined && !(ctx instanceof SystemContext)) {
     throw new TypeError(`${where}: ctx must be the calling context (a SystemContext, e.g. the turn's), got ${describeValue(ctx)}.`);

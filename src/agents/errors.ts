@@ -1,6 +1,7 @@
 /**
  * The error of the agent lifecycle: a create transaction that failed or was refused.
  */
+import { branded } from '../util/brand.js';
 
 /**
  * An agent could not be created (duplicate id, setup failure, owner disposed during
@@ -8,6 +9,11 @@
  * the original error when there is one.
  */
 export class AgentError extends Error {
+  /**
+   * True when `value` is an instance of `AgentError` or of a subclass, also one made by
+   * another copy of polestar-di loaded in the same process (where `instanceof` is false).
+   */
+  static readonly is = branded(this, 'AgentError');
   /** Always `'AgentError'`. */
   override readonly name = 'AgentError';
   /** The id of the agent the failed transaction was about. */

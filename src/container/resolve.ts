@@ -55,6 +55,8 @@ export function resolveIn<T>(ctx: SystemContext, cls: Newable<T>): T {
   asyncBuild = false;
   try {
     return (ctx._container as Container).get(id) as T;
+  } catch (err) {
+    throw throughClass(err, cls);
   } finally {
     building.pop();
     asyncBuild = outer;
@@ -63,7 +65,7 @@ export function resolveIn<T>(ctx: SystemContext, cls: Newable<T>): T {
 
 function assertNoCycle(cls: Newable): void {
   if (building.includes(cls)) {
-    const path = [...building.slice(building.indexOf(cls)), cls].map((c) => c.name || 'anonymous').join(' → ');
+    const path = [...building.slice(building.indexOf(cls)), cls].map(className).join(' → ');
     throw new TypeError(`ctx.resolve(${cls.name}): circular dependency ${path}; break the cycle with a factory or a lazy lookup.`);
   }
 }
@@ -83,11 +85,32 @@ export async function resolveInAsync<T>(ctx: SystemContext, cls: Newable<T>): Pr
   let pending: Promise<unknown>;
   try {
     pending = (ctx._container as Container).getAsync(id);
+  } catch (err) {
+    throw throughClass(err, cls);
   } finally {
     building.pop();
     asyncBuild = outer;
   }
-  return (await pending) as T;
+  try {
+    return (await pending) as T;
+  } catch (err) {
+    throw throughClass(err, cls);
+  }
+}
+
+/**
+ * A {@link ParamError} that reached the build of `cls`, again with `cls` at the head of its
+ * resolution path (a dependency's error names its token; each enclosing build adds its
+ * class, in synchronous and asynchronous builds alike). Anything else passes unchanged.
+ * Runs only on failure: a build that succeeds never makes a path.
+ */
+function throughClass(err: unknown, cls: Newable): unknown {
+  if (!(err instanceof ParamError)) return err;
+  return ParamError.withPath(err, [className(cls), ...(err.path ?? [nameOf(err.token)])]);
+}
+
+function className(cls: Newable): string {
+  return cls.name || 'anonymous';
 }
 
 /**

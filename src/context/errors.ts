@@ -2,6 +2,7 @@
  * The errors of the context tree. Every message names the token, the context and the fix.
  */
 import { nameOf, type Token } from './token.js';
+import { branded } from '../util/brand.js';
 
 /** What a {@link ParamError} is about. */
 export type ParamErrorKind = 'ResourceNotFound' | 'BorrowConflict' | 'OutputNotFound' | 'ResourceOutOfScope';
@@ -13,29 +14,60 @@ const prefixes: Record<ParamErrorKind, string> = {
   ResourceOutOfScope: 'resource out of scope',
 };
 
+/** The message part naming a resolution path (`''` without one). */
+function resolvingText(path: readonly string[] | undefined): string {
+  return path === undefined ? '' : ` (resolving ${path.join(' → ')})`;
+}
+
 /**
  * A resource or output could not be fetched. The message begins exactly
  * `resource not found: <Name>`, `borrow conflict: <Name>`, `output not found: <Name>` or
  * `resource out of scope: <Name>` (a parent filter blocked it), and may add a
- * hint after.
+ * hint after. Thrown while `ctx.resolve(Class)` builds a class, it also names the
+ * resolution path: `resource not found: ApiKey (resolving Handler → Service → Client → ApiKey) (...)`.
  */
 export class ParamError extends Error {
+  /**
+   * True when `value` is an instance of `ParamError` or of a subclass, also one made by
+   * another copy of polestar-di loaded in the same process (where `instanceof` is false).
+   */
+  static readonly is = branded(this, 'ParamError');
   /** Always `'ParamError'`; check {@link ParamError.kind} for which rule failed. */
   override readonly name = 'ParamError';
   /** Which rule failed. */
   readonly kind: ParamErrorKind;
   /** The token that could not be fetched. */
   readonly token: Token;
+  /**
+   * For an error thrown while `ctx.resolve(Class)` built a class: the names from the class
+   * asked for to the token that failed, e.g. `['Handler', 'Service', 'Client', 'ApiKey']`
+   * (each class needed the next). `undefined` for any other fetch (`ctx.get`, a system's
+   * parameter, ...).
+   */
+  readonly path: readonly string[] | undefined;
 
   /**
    * @param kind - which rule failed.
    * @param token - the token that could not be fetched.
    * @param hint - optional text appended after the fixed prefix.
+   * @param path - the resolution path that led to `token`, named in the message after the prefix.
    */
-  constructor(kind: ParamErrorKind, token: Token, hint?: string) {
-    super(`${prefixes[kind]}: ${nameOf(token)}${hint ? ` (${hint})` : ''}`);
+  constructor(kind: ParamErrorKind, token: Token, hint?: string, path?: readonly string[]) {
+    super(`${prefixes[kind]}: ${nameOf(token)}${resolvingText(path)}${hint ? ` (${hint})` : ''}`);
     this.kind = kind;
     this.token = token;
+    this.path = path === undefined ? undefined : Object.freeze([...path]);
+  }
+
+  /**
+   * @internal `err` again with `path` as its resolution path: the same kind, token and hint,
+   * and a message naming the path. `err` itself when its message was changed after it was made.
+   */
+  static withPath(err: ParamError, path: readonly string[]): ParamError {
+    const head = `${prefixes[err.kind]}: ${nameOf(err.token)}${resolvingText(err.path)}`;
+    const rest = err.message.slice(head.length); // '' or ' (<hint>)'
+    const intact = err.message.startsWith(head) && (rest === '' || (rest.startsWith(' (') && rest.endsWith(')')));
+    return intact ? new ParamError(err.kind, err.token, rest === '' ? undefined : rest.slice(2, -1), path) : err;
   }
 }
 
@@ -44,6 +76,11 @@ export class ParamError extends Error {
  * of `ctx.signal` (and of every in-flight work aborted) when a context's disposal starts.
  */
 export class ContextDisposedError extends Error {
+  /**
+   * True when `value` is an instance of `ContextDisposedError` or of a subclass, also one made by
+   * another copy of polestar-di loaded in the same process (where `instanceof` is false).
+   */
+  static readonly is = branded(this, 'ContextDisposedError');
   /** Always `'ContextDisposedError'`. */
   override readonly name = 'ContextDisposedError';
   /**
@@ -66,6 +103,11 @@ export class ContextDisposedError extends Error {
  * `new Server({ disposeTimeoutMs })`. The disposal went on without it.
  */
 export class DisposeTimeoutError extends Error {
+  /**
+   * True when `value` is an instance of `DisposeTimeoutError` or of a subclass, also one made by
+   * another copy of polestar-di loaded in the same process (where `instanceof` is false).
+   */
+  static readonly is = branded(this, 'DisposeTimeoutError');
   /** Always `'DisposeTimeoutError'`. */
   override readonly name = 'DisposeTimeoutError';
   /** What was still running, e.g. `tool "refund" (call c1)`. */
@@ -91,12 +133,22 @@ export class DisposeTimeoutError extends Error {
 
 /** A Server method was called in the wrong phase of its lifecycle. */
 export class ServerError extends Error {
+  /**
+   * True when `value` is an instance of `ServerError` or of a subclass, also one made by
+   * another copy of polestar-di loaded in the same process (where `instanceof` is false).
+   */
+  static readonly is = branded(this, 'ServerError');
   /** `'ServerError'`, or the subclass's name (e.g. `'ServerBuildError'`). */
   override readonly name: string = 'ServerError';
 }
 
 /** `server.finish()` failed: a plugin dependency is missing or circular, or a plugin threw. */
 export class ServerBuildError extends ServerError {
+  /**
+   * True when `value` is an instance of `ServerBuildError` or of a subclass, also one made by
+   * another copy of polestar-di loaded in the same process (where `instanceof` is false).
+   */
+  static override readonly is = branded(this, 'ServerBuildError');
   /** Always `'ServerBuildError'`. */
   override readonly name = 'ServerBuildError';
 }

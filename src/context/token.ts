@@ -5,6 +5,12 @@
  * {@link token}, branded with the value type so that lookups are typed.
  */
 
+import { describeValue } from '../util/describe-value.js';
+import { errorText } from '../util/error-text.js';
+
+/** @internal Re-exported from `util/` for the modules that import them from here. */
+export { describeValue, errorText };
+
 /** Any class, abstract or not, whose instances are `T`. */
 export type Class<T = unknown> = abstract new (...args: any[]) => T;
 
@@ -94,56 +100,6 @@ export function assertToken(value: unknown, where: string): asserts value is Tok
 }
 
 /**
- * @internal A short description of any value for error messages. Never throws: a value
- * that can not be inspected (a revoked proxy, a proxy whose traps throw, a throwing
- * `name` getter) is described as such, so reporting bad input never fails in turn.
- */
-export function describeValue(value: unknown): string {
-  try {
-    return describeUnsafe(value);
-  } catch {
-    return `${typeof value === 'function' ? 'a function' : 'an object'} that can not be inspected (a revoked proxy or one whose traps throw)`;
-  }
-}
-
-function describeUnsafe(value: unknown): string {
-  if (value === null) return 'null';
-  if (value === undefined) return 'undefined';
-  switch (typeof value) {
-    case 'string':
-      return `the string ${JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value)}`;
-    case 'symbol':
-      return `${String(value)} (a symbol not made by token())`;
-    case 'function': {
-      let n: unknown;
-      try {
-        n = (value as { name?: unknown }).name;
-      } catch {
-        return 'a function whose name can not be read (a proxy?)';
-      }
-      return `the function ${typeof n === 'string' && n ? n : '<anonymous>'} (arrow functions and methods are not classes)`;
-    }
-    case 'object': {
-      let ctor: unknown;
-      try {
-        ctor = (value as object).constructor;
-      } catch {
-        return 'an object that refuses inspection (a proxy?)';
-      }
-      let n: unknown;
-      try {
-        n = typeof ctor === 'function' ? (ctor as { name?: unknown }).name : undefined;
-      } catch {
-        n = undefined;
-      }
-      return `an object (${typeof n === 'string' && n ? n : ctor === undefined ? 'no prototype' : 'unnamed class'})`;
-    }
-    default:
-      return `the ${typeof value} ${String(value)}`;
-  }
-}
-
-/**
  * @internal The token of a value inserted without an explicit token: its class
  * (`value.constructor`). Refuses values that have no class of their own (primitives,
  * `null`, plain objects, prototype-less objects) and classes or functions passed in place
@@ -181,14 +137,4 @@ export function tokenOfValue(value: unknown, callOf: string | (() => string), ex
     `${call()}: ${describeValue(value)} has no class to use as its token; ` +
       `pass one explicitly: ${explicit} with const MY_TOKEN = token<T>('MY_TOKEN').`,
   );
-}
-
-/** @internal The message of a caught error, never throwing (for messages that quote a cause). */
-export function errorText(err: unknown): string {
-  try {
-    if (err instanceof Error) return String(err.message);
-    return typeof err === 'string' ? err : describeValue(err);
-  } catch {
-    return 'an error that refuses inspection';
-  }
 }

@@ -5,6 +5,11 @@
 import type { SystemContext } from '../context/system-context.js';
 import { scopeLabel as label } from '../scope/layers.js';
 import { DEFAULT_LOGGER, log } from '../observability/logger.js';
+import { IntrusiveList } from '../util/intrusive-list.js';
+import { isThenable } from '../util/is-thenable.js';
+
+/** @internal Re-exported from `util/` for the modules that import it from here. */
+export { isThenable };
 
 /** A listener: called with the event's arguments (or, in a waterfall, the value first). */
 export type Listener = (...args: any[]) => unknown;
@@ -47,42 +52,10 @@ interface Link {
 }
 
 /**
- * A doubly linked list of links in ascending `seq`. Links are only ever inserted at the
- * head (prepend) or the tail (append), and unlinked in O(1).
+ * A list of links in ascending `seq`. Links are only ever inserted at the head (prepend) or
+ * the tail (append); a removed link keeps its `next` (see {@link Cursor}).
  */
-class Chain {
-  head: Link | undefined;
-  tail: Link | undefined;
-  size = 0;
-
-  push(link: Link, prepend: boolean): void {
-    link.chain = this;
-    if (prepend) {
-      link.next = this.head;
-      if (this.head === undefined) this.tail = link;
-      else this.head.prev = link;
-      this.head = link;
-    } else {
-      link.prev = this.tail;
-      if (this.tail === undefined) this.head = link;
-      else this.tail.next = link;
-      this.tail = link;
-    }
-    this.size++;
-  }
-
-  /** Unlinks `link`, leaving its `next` as it was. */
-  unlink(link: Link): void {
-    const { prev, next } = link;
-    if (prev === undefined) this.head = next;
-    else prev.next = next;
-    if (next === undefined) this.tail = prev;
-    else next.prev = prev;
-    link.prev = undefined;
-    link.chain = undefined;
-    this.size--;
-  }
-}
+type Chain = IntrusiveList<Link>;
 
 /** The listeners of one event name. */
 interface NameIndex {
@@ -161,7 +134,7 @@ export class EventBus {
   add(rec: ListenerRecord, prepend: boolean): () => void {
     let index = this.#names.get(rec.name);
     if (index === undefined) {
-      index = { shared: new Chain(), byScope: new Map(), size: 0 };
+      index = { shared: new IntrusiveList<Link>(), byScope: new Map(), size: 0 };
       this.#names.set(rec.name, index);
     }
     let chain: Chain | undefined;
@@ -169,12 +142,13 @@ export class EventBus {
     else {
       chain = index.byScope.get(rec.scope);
       if (chain === undefined) {
-        chain = new Chain();
+        chain = new IntrusiveList<Link>();
         index.byScope.set(rec.scope, chain);
       }
     }
-    const link: Link = { rec, seq: prepend ? --this.#prependSeq : ++this.#appendSeq, prev: undefined, next: undefined, chain: undefined };
-    chain.push(link, prepend);
+    const link: Link = { rec, seq: prepend ? --this.#prependSeq : ++this.#appendSeq, prev: undefined, next: undefined, chain };
+    if (prepend) chain.unshift(link);
+    else chain.push(link);
     index.size++;
     return () => this.#remove(link);
   }
@@ -184,7 +158,8 @@ export class EventBus {
     const chain = link.chain;
     if (rec.removed || chain === undefined) return;
     rec.removed = true;
-    chain.unlink(link);
+    link.chain = undefined;
+    chain.unlinkKeepingNext(link);
     const index = this.#names.get(rec.name) as NameIndex;
     if (chain.size === 0 && chain !== index.shared) index.byScope.delete(rec.scope as object);
     if (--index.size === 0) this.#names.delete(rec.name);
@@ -278,11 +253,6 @@ export class EventBus {
     }
     return value as T;
   }
-}
-
-/** @internal Whether `v` looks like a promise. */
-export function isThenable(v: unknown): v is PromiseLike<unknown> {
-  return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as PromiseLike<unknown>).then === 'function';
 }
 
 /** A bus of no server (every server's bus reports to its logger): the default logger. */

@@ -6,7 +6,8 @@
 import { SystemContext } from '../context/system-context.js';
 import type { Server } from '../context/server.js';
 import { setProvider } from '../context/provider-hints.js';
-import { describeValue } from '../context/token.js';
+import { describeValue } from '../util/describe-value.js';
+import { errorText } from '../util/error-text.js';
 import { EventBus, type Listener, type ListenerRecord } from './bus.js';
 import type { EventArgs, EventListener, EventMap, FreeName, WaterfallArgs, WaterfallValue } from './event-map.js';
 import { BUILTIN_EVENTS, reservedNameError } from './reserved.js';
@@ -106,7 +107,7 @@ export class Events extends ContextView<EventBus> {
     const errors = await this.registry.emit(scope, name, args);
     if (errors.length === 1) throw errors[0];
     if (errors.length > 1) {
-      throw new AggregateError(errors, `${errors.length} listeners of "${name}" failed: ${errors.map(message).join('; ')}`);
+      throw new AggregateError(errors, `${errors.length} listeners of "${name}" failed: ${errors.map(errorText).join('; ')}`);
     }
   }
 
@@ -184,10 +185,6 @@ function assertScope(scope: unknown, where: string): void {
   if (scope instanceof SystemContext) {
     throw new TypeError(`${where}: scope is a context; pass its scope key instead: scopeOf(ctx).`);
   }
-}
-
-function message(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
 }
 
 setProvider(Events, 'it is installed by ToolsPlugin, PromptsPlugin or AgentsPlugin (any one of them): call server.addPlugins(...) with one before server.finish()');

@@ -3,7 +3,8 @@
  * bounded loops; resolves to an ExecutionResult.
  */
 import type { SystemContext } from '../context/system-context.js';
-import { describeValue } from '../context/token.js';
+import { describeValue } from '../util/describe-value.js';
+import { isThenable } from '../util/is-thenable.js';
 import { settle } from '../disposal/ownership.js';
 import type { Token } from '../context/token.js';
 import { runSystemStep, type OutputSink } from '../system/run.js';
@@ -174,8 +175,4 @@ async function runLoop(ctx: SystemContext, step: LoopStep, run: Run, sink: Outpu
     const p = runSteps(ctx, step.body, run, sink);
     if (p !== undefined) await p;
   }
-}
-
-function isThenable(v: unknown): v is PromiseLike<unknown> {
-  return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as PromiseLike<unknown>).then === 'function';
 }

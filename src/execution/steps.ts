@@ -2,7 +2,7 @@
  * Steps of `ctx.execute([...])`: systems, `parallel(...)` branches and `loop(...)`.
  */
 import type { SystemContext } from '../context/system-context.js';
-import { describeValue } from '../context/token.js';
+import { describeValue } from '../util/describe-value.js';
 import { asSystem, type AnySystem, type SystemFn } from '../system/system.js';
 
 /** One step of an execution: a system (or `@system()` method), a parallel step or a loop. */

@@ -3,7 +3,8 @@
  * flowchart), and the check of a tree given to `formatInspection`. No recursion: a chain
  * of thousands of contexts renders without growing the stack.
  */
-import { describeValue, errorText } from '../context/token.js';
+import { describeValue } from '../util/describe-value.js';
+import { errorText } from '../util/error-text.js';
 import type { InspectNode } from './inspect.js';
 
 const KINDS: ReadonlySet<string> = new Set(['server', 'context', 'agent', 'session']);

@@ -4,7 +4,8 @@
  * goes to the server's logger; polestar writes to the console nowhere else.
  */
 import type { Server } from '../context/server.js';
-import { describeValue, errorText } from '../context/token.js';
+import { describeValue } from '../util/describe-value.js';
+import { readField } from '../util/read-field.js';
 
 /**
  * Where a server reports what it contains rather than throws: a failing event listener,
@@ -40,12 +41,7 @@ export const DEFAULT_LOGGER: Logger = console;
  */
 export function resolveLogger(options: unknown): Logger {
   if (options === undefined || options === null || typeof options !== 'object') return DEFAULT_LOGGER;
-  let logger: unknown;
-  try {
-    logger = (options as { logger?: unknown }).logger;
-  } catch (err) {
-    throw new TypeError(`new Server({ logger }): reading options.logger threw (${errorText(err)}); pass a plain object.`, { cause: err });
-  }
+  const logger = readField(options, 'logger', 'new Server({ logger })', 'options', 'pass a plain object.');
   if (logger === undefined) return DEFAULT_LOGGER;
   return checkLogger(logger, 'new Server({ logger })');
 }
@@ -60,12 +56,7 @@ export function checkLogger(logger: unknown, where: string): Logger {
     throw new TypeError(`${where}: logger must be an object with warn(message, data?) and error(message, data?) methods (the console fits), got ${describeValue(logger)}.`);
   }
   for (const method of ['warn', 'error'] as const) {
-    let fn: unknown;
-    try {
-      fn = (logger as Record<string, unknown>)[method];
-    } catch (err) {
-      throw new TypeError(`${where}: reading logger.${method} threw (${errorText(err)}); pass a logger whose warn and error are plain methods.`, { cause: err });
-    }
+    const fn = readField(logger, method, where, 'logger', 'pass a logger whose warn and error are plain methods.');
     if (typeof fn !== 'function') {
       throw new TypeError(
         `${where}: logger has no ${method}(message, data?) method (got ${describeValue(fn)}); a logger needs both warn and error. ` +

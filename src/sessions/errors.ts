@@ -1,6 +1,7 @@
 /**
  * The error of durable sessions and their stores: one class, switched on by `code`.
  */
+import { branded } from '../util/brand.js';
 
 /**
  * What went wrong, as a stable string to switch on:
@@ -101,6 +102,11 @@ export interface SessionErrorOptions {
  * the message names the session, what happened and what to do.
  */
 export class SessionError extends Error {
+  /**
+   * True when `value` is an instance of `SessionError` or of a subclass, also one made by
+   * another copy of polestar-di loaded in the same process (where `instanceof` is false).
+   */
+  static readonly is = branded(this, 'SessionError');
   /** Always `'SessionError'`. */
   override readonly name = 'SessionError';
   /** What went wrong. */

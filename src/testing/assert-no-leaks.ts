@@ -4,9 +4,16 @@
  */
 import type { Server } from '../context/server.js';
 import type { SystemContext } from '../context/system-context.js';
+import { errorText } from '../util/error-text.js';
+import { branded } from '../util/brand.js';
 
 /** Thrown by {@link assertNoLeaks}; `leaks` lists what is still alive. */
 export class LeakError extends Error {
+  /**
+   * True when `value` is an instance of `LeakError` or of a subclass, also one made by
+   * another copy of polestar-di loaded in the same process (where `instanceof` is false).
+   */
+  static readonly is = branded(this, 'LeakError');
   /** Always `'LeakError'`; the live items are in {@link LeakError.leaks}. */
   override readonly name = 'LeakError';
   /** One description per live context, scope or registration. */
@@ -44,7 +51,7 @@ export function assertNoLeaks(server: Server): void {
     try {
       found = probe();
     } catch (err) {
-      found = [`a leak probe threw: ${err instanceof Error ? err.message : String(err)}`];
+      found = [`a leak probe threw: ${errorText(err)}`];
     }
     leaks.push(...found);
   }

@@ -4,7 +4,8 @@
 import { Server, type LocalLifetime } from '../context/server.js';
 import type { SystemContext } from '../context/system-context.js';
 import type { Plugin } from '../context/plugin.js';
-import { describeValue, isToken, type Token } from '../context/token.js';
+import { isToken, type Token } from '../context/token.js';
+import { describeValue } from '../util/describe-value.js';
 import type { CheckedFactoryPairs, CheckedPairs } from './checked-pairs.js';
 
 /** A global for a test server: a value (its class is the token) or a `[token, value]` pair. */

@@ -4,7 +4,7 @@
 import { Agent } from '../agents/agent.js';
 import { Server } from '../context/server.js';
 import { SystemContext } from '../context/system-context.js';
-import { describeValue } from '../context/token.js';
+import { describeValue } from '../util/describe-value.js';
 
 /** Options of {@link fakeAgent}. */
 export interface FakeAgentOptions {

@@ -2,7 +2,8 @@
  * runSystem: runs one system on a fresh context of a fresh test server.
  */
 import type { SystemContext } from '../context/system-context.js';
-import { describeValue, isToken, type Token } from '../context/token.js';
+import { isToken, type Token } from '../context/token.js';
+import { describeValue } from '../util/describe-value.js';
 import type { AnySystem, SystemFn } from '../system/system.js';
 import { createTestServer, isPair, type TestGlobal, type TestLocal } from './create-test-server.js';
 import type { Plugin } from '../context/plugin.js';

@@ -5,8 +5,8 @@
  */
 import { tool, type FunctionTool } from '@openai/agents';
 import type { SystemContext } from '../../context/system-context.js';
-import { describeValue } from '../../context/token.js';
-import { thawJson, type JsonValue } from '../../tools/lossless-json.js';
+import { describeValue } from '../../util/describe-value.js';
+import { thawJson, type JsonValue } from '../../util/lossless-json.js';
 import type { Tools } from '../../tools/tools.js';
 import type { ShownTools, ToolSchema } from '../../tools/types.js';
 import type { Obj } from '../provider-meta.js';

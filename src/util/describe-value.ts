@@ -1,0 +1,100 @@
+/**
+ * @internal How error messages show a value they were given: short, and never throwing.
+ *
+ * A value that can not be inspected (a revoked proxy, a proxy whose traps throw, a throwing
+ * `name` or `constructor` getter) is described as such, so reporting bad input never fails
+ * in turn.
+ */
+
+/**
+ * @internal A short description of any value for error messages: `the string "…"`,
+ * `the number 5`, `an object (Map)`, `the function f (…)`, `undefined`. Strings are cut at 40
+ * characters. Never throws.
+ *
+ * @example
+ * ```ts
+ * throw new TypeError(`${where}: expected a token, got ${describeValue(value)}.`);
+ * ```
+ */
+export function describeValue(value: unknown): string {
+  try {
+    return describeUnsafe(value);
+  } catch {
+    return uninspectable(value);
+  }
+}
+
+/**
+ * @internal The brief form of {@link describeValue} that session stores use in their input
+ * checks: `"…"` for a string, `number 5`, `an array`, `an object`, or the `typeof` of
+ * anything else. Never throws.
+ */
+export function describeValueBriefly(value: unknown): string {
+  try {
+    return briefUnsafe(value);
+  } catch {
+    return uninspectable(value);
+  }
+}
+
+function uninspectable(value: unknown): string {
+  return `${typeof value === 'function' ? 'a function' : 'an object'} that can not be inspected (a revoked proxy or one whose traps throw)`;
+}
+
+function quoted(s: string): string {
+  return JSON.stringify(s.length > 40 ? s.slice(0, 40) + '…' : s);
+}
+
+function describeUnsafe(value: unknown): string {
+  if (value === null) return 'null';
+  if (value === undefined) return 'undefined';
+  switch (typeof value) {
+    case 'string':
+      return `the string ${quoted(value)}`;
+    case 'symbol':
+      return `${String(value)} (a symbol not made by token())`;
+    case 'function': {
+      let n: unknown;
+      try {
+        n = (value as { name?: unknown }).name;
+      } catch {
+        return 'a function whose name can not be read (a proxy?)';
+      }
+      return `the function ${typeof n === 'string' && n ? n : '<anonymous>'} (arrow functions and methods are not classes)`;
+    }
+    case 'object': {
+      let ctor: unknown;
+      try {
+        ctor = (value as object).constructor;
+      } catch {
+        return 'an object that refuses inspection (a proxy?)';
+      }
+      let n: unknown;
+      try {
+        n = typeof ctor === 'function' ? (ctor as { name?: unknown }).name : undefined;
+      } catch {
+        n = undefined;
+      }
+      return `an object (${typeof n === 'string' && n ? n : ctor === undefined ? 'no prototype' : 'unnamed class'})`;
+    }
+    default:
+      return `the ${typeof value} ${String(value)}`;
+  }
+}
+
+function briefUnsafe(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  switch (typeof value) {
+    case 'string':
+      return quoted(value);
+    case 'number':
+    case 'boolean':
+    case 'bigint':
+      return `${typeof value} ${String(value)}`;
+    case 'object':
+      return 'an object';
+    default:
+      return typeof value;
+  }
+}

@@ -1,3 +1,3 @@
-// Ownership: LIFO cleanups, memoized async disposal, AggregateError collection.
-export { isDisposable } from './ownership.js';
-export type { Cleanup, CleanupOptions } from './ownership.js';
+// Ownership of values: whether a value is disposable; cleanups tied to a lifetime.
+export { isDisposable } from './disposable.js';
+export type { Cleanup, CleanupOptions } from '../lifetime/finalizers.js';

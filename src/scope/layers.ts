@@ -6,9 +6,15 @@
 import type { Server } from '../context/server.js';
 import type { SystemContext } from '../context/system-context.js';
 import type { Slot } from '../disposal/ownership.js';
+import { branded } from '../util/brand.js';
 
 /** A registration refused because of a registry rule (duplicate name, reserved name, ...). */
 export class RegistrationError extends Error {
+  /**
+   * True when `value` is an instance of `RegistrationError` or of a subclass, also one made by
+   * another copy of polestar-di loaded in the same process (where `instanceof` is false).
+   */
+  static readonly is = branded(this, 'RegistrationError');
   /** Always `'RegistrationError'`. */
   override readonly name = 'RegistrationError';
 }
@@ -157,14 +163,14 @@ export class Layers<E> {
       if (this.#listeners.length > 0) this.#notify({ kind: 'add', entry }, true);
       if (ctx.isDisposed) ctx._live(`registering ${this.#kind} "${name}"`); // a listener disposed it
       entry.arg = entry;
-      ctx._own(entry);
+      ctx._addFinalizerSlot(entry);
     } catch (err) {
       entry.fn = undefined;
       this.#delete(entry, false);
       throw err;
     }
     return () => {
-      ctx._disown(entry);
+      ctx._removeFinalizer(entry);
       this.#delete(entry);
     };
   }

@@ -5,6 +5,7 @@
 import { readChildOptions, SystemContext } from '../context/system-context.js';
 import type { ParentFilter } from '../context/parent-filter.js';
 import { describeValue } from '../context/token.js';
+import type { Lifetime } from '../lifetime/lifetime.js';
 
 /** A registration scope made by {@link createScope}. */
 export interface Scope<K extends object = object> {
@@ -76,9 +77,15 @@ export function scopeContext(ctx: SystemContext, key: object, options?: ScopeOpt
     );
   }
   const scoped = ctx._adopt(new SystemContext(server, ctx, key, filter));
-  scoped._x().scopeRoot = true;
+  scoped._onAbortPass(scopeEnded);
   server._scopeBegan(key, scoped);
   return scoped;
+}
+
+/** A scope's key stops being live the moment its context's disposal starts. */
+function scopeEnded(lt: Lifetime): void {
+  const scoped = lt as SystemContext;
+  scoped.server._scopeEnded(scoped._scopeKey as object, scoped);
 }
 
 /**

@@ -1,9 +1,9 @@
 /**
  * Waiting acquisition: resolve every parameter first, then take every borrow
  * at once, waiting (FIFO per entry, up to a timeout) when they can not all be granted.
- * Shared by waiting system runs, `ctx.withMut` / `ctx.withRes` and tool systems.
+ * The waiting half of the borrow runner (`borrow-runner.ts`).
  */
-import { ContextDisposedError, type ParamError } from '../context/errors.js';
+import { ContextDisposedError } from '../context/errors.js';
 import type { SystemContext } from '../context/system-context.js';
 import { tryTake, Waiter, type BorrowRequest, type Hold } from './borrows.js';
 import { resolveParam, stillResolves, valueOf } from './fetch.js';
@@ -41,26 +41,17 @@ export function fillArgs(ctx: SystemContext, params: readonly Param[], reqs: rea
 /**
  * @internal Waits until every borrow of `reqs` is granted into `hold.held` and fills
  * `args`. `hold` must be tracked on `ctx` by the caller right after this returns (its
- * `abort` stops the wait). Rejects with `onTimeout(err)` after `timeoutMs`, with
- * `ContextDisposedError` when the context's disposal starts, or with `fail(index, err)`
- * when re-resolving a parameter fails: what a parameter resolves to may change while it
- * waits (an insert, a remove, a shadowing local); then it resolves again and waits again,
- * within the same deadline.
+ * `abort` stops the wait). Rejects with `fail(index, err)` after `timeoutMs` (`err` the
+ * `BorrowConflict` of the borrow still held) or when re-resolving a parameter fails (what
+ * a parameter resolves to may change while it waits: an insert, a remove, a shadowing
+ * local; then it resolves again and waits again, within the same deadline), and with
+ * `ContextDisposedError` when the context's disposal starts.
  */
-export async function waitAll(
-  ctx: SystemContext,
-  params: readonly Param[],
-  reqs: BorrowRequest[],
-  args: unknown[],
-  hold: Hold,
-  timeoutMs: number,
-  onTimeout: (err: ParamError) => unknown,
-  fail: ParamFailure,
-): Promise<void> {
+export async function waitAll(ctx: SystemContext, params: readonly Param[], reqs: BorrowRequest[], args: unknown[], hold: Hold, timeoutMs: number, fail: ParamFailure): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   let left = timeoutMs;
   for (;;) {
-    const w = new Waiter(reqs, hold, left, onTimeout);
+    const w = new Waiter(reqs, hold, left, fail);
     w.start();
     await w.promise;
     if (ctx._disposalStarted()) {

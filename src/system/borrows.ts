@@ -332,9 +332,13 @@ export class Waiter {
   #reject!: (err: unknown) => void;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #done = false;
-  #onTimeout: (err: ParamError) => unknown;
+  #onTimeout: (index: number, err: ParamError) => unknown;
 
-  constructor(reqs: readonly BorrowRequest[], hold: Hold, timeoutMs: number, onTimeout: (err: ParamError) => unknown) {
+  /**
+   * @param onTimeout - turns the timeout's `BorrowConflict` into the error to reject with;
+   *   `index` is the parameter whose borrow could not be granted.
+   */
+  constructor(reqs: readonly BorrowRequest[], hold: Hold, timeoutMs: number, onTimeout: (index: number, err: ParamError) => unknown) {
     this.reqs = reqs;
     this.hold = hold;
     this.timeoutMs = timeoutMs;
@@ -370,10 +374,11 @@ export class Waiter {
 
   #timeout(): void {
     if (this.#done) return;
-    const err = this.#timeoutError();
+    const r = this.#blocked();
+    const err = this.#timeoutError(r);
     this.#leave();
     this.#pumpMine();
-    this.#reject(this.#onTimeout(err));
+    this.#reject(this.#onTimeout(r.index, err));
   }
 
   #leave(): void {
@@ -393,9 +398,13 @@ export class Waiter {
     for (const r of this.reqs) if (r.entry.queue !== undefined) pump(r.entry);
   }
 
-  /** `BorrowConflict` for the first borrow (declaration order) that still can not be granted, naming its holders. */
-  #timeoutError(): ParamError {
-    const r = this.reqs.find((x) => !grantableOne(x, this)) ?? this.reqs[0];
+  /** The first borrow (declaration order) that still can not be granted. */
+  #blocked(): BorrowRequest {
+    return this.reqs.find((x) => !grantableOne(x, this)) ?? this.reqs[0];
+  }
+
+  /** `BorrowConflict` for the blocked borrow `r`, naming its holders. */
+  #timeoutError(r: BorrowRequest): ParamError {
     const e = r.entry;
     const n = nameOf(r.token);
     const holders = holdersOf(e);

@@ -11,5 +11,3 @@ export type { SystemErrorKind } from './system-error.js';
 export { validate } from './validate.js';
 export type { MissingParam } from './validate.js';
 export type { BorrowWaitOptions } from './with-borrow.js';
-export { toolSystem } from './tool-system.js';
-export type { ToolSystem, ToolSystemOptions, SchemaArgs } from './tool-system.js';

@@ -1,11 +1,13 @@
 /**
  * Running one system on a context: fetch (taking borrows) → call → store the output →
- * release the borrows when the call settles.
+ * release the borrows when the call settles. The steps it shares with `withMut` /
+ * `withRes` and tool systems are the borrow runner's (`borrow-runner.ts`).
  */
 import type { SystemContext } from '../context/system-context.js';
 import { describeValue, isToken, type Token } from '../context/token.js';
-import { fillArgs, resolveAll, waitAll } from './acquire.js';
-import { Hold, release, tryTake, type Held } from './borrows.js';
+import type { ParamFailure } from './acquire.js';
+import { holdUntilSettled, paramFailure, releaseAll, takeNow, waitFor } from './borrow-runner.js';
+import { release, type Held, type Hold } from './borrows.js';
 import { SystemError } from './system-error.js';
 import { asSystem, System, Unit } from './system.js';
 
@@ -57,14 +59,15 @@ export function runSystemStep(ctx: SystemContext, sys: System, sink?: OutputSink
     try {
       self = ctx.resolve(sys._owner as new (...args: any[]) => unknown);
     } catch (err) {
-      throw new SystemError('ParamError', sys.name, err, `could not build its receiver with ctx.resolve(${sys._owner.name}): ${messageOf(err)}`);
+      throw new SystemError('ParamError', sys.name, err, `could not build its receiver with ctx.resolve(${sys._owner.name}): ${messageOf(err)}`, sys._label);
     }
   }
   const mode = sys._borrows;
   if (mode === 'wait' || (mode === undefined && ctx.server.options.borrows === 'wait')) return runWaiting(ctx, sys, self, sink);
   // The hot path. Up to four parameters are fetched into locals and passed with `call`
   // (no argument array, no `apply`); the borrow array is reused by the next run of the
-  // same system once a synchronous run gave it back.
+  // same system once a synchronous run gave it back. `i` counts the parameters fetched,
+  // for the message of the one that fails.
   const f = sys._fetchers;
   const n = f.length;
   const spare = sys._spare;
@@ -73,18 +76,22 @@ export function runSystemStep(ctx: SystemContext, sys: System, sink?: OutputSink
   else spare.held = undefined;
   let a0: unknown, a1: unknown, a2: unknown, a3: unknown;
   let rest: unknown[] | undefined;
+  let i = 0;
   try {
     if (n > 0) {
       a0 = f[0](ctx, held);
       if (n > 1) {
+        i = 1;
         a1 = f[1](ctx, held);
         if (n > 2) {
+          i = 2;
           a2 = f[2](ctx, held);
           if (n > 3) {
+            i = 3;
             a3 = f[3](ctx, held);
             if (n > 4) {
               rest = [a0, a1, a2, a3];
-              for (let i = 4; i < n; i++) rest.push(f[i](ctx, held));
+              for (i = 4; i < n; i++) rest.push(f[i](ctx, held));
             }
           }
         }
@@ -93,7 +100,7 @@ export function runSystemStep(ctx: SystemContext, sys: System, sink?: OutputSink
   } catch (err) {
     release(held, sys._writes);
     spare.held = held;
-    throw new SystemError('ParamError', sys.name, err);
+    throw paramFailure(sys.name, sys._label, sys.params, i, err);
   }
   let r: unknown;
   const fn = sys.fn;
@@ -122,7 +129,9 @@ export function runSystemStep(ctx: SystemContext, sys: System, sink?: OutputSink
     spare.held = held;
     throw bodyError(ctx, sys, err);
   }
-  if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') return settleAsync(ctx, sys, r, held, sink, undefined);
+  if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') {
+    return holdUntilSettled(ctx, r, held, sys._writes, sys._label, undefined, sys, sink, store, bodyError);
+  }
   release(held, sys._writes);
   spare.held = held;
   const key = sys.output;
@@ -134,42 +143,19 @@ export function runSystemStep(ctx: SystemContext, sys: System, sink?: OutputSink
   return store(ctx, sys, r, sink);
 }
 
-/**
- * The rest of a run whose body returned a thenable: the borrows stay held by a
- * {@link Hold} (made here, or the waiting run's own) until it settles. The hold joins the
- * group of `ctx`, so the context's disposal awaits it and releases its borrows when it
- * gives up, and conflict messages can name it meanwhile.
- */
-function settleAsync(ctx: SystemContext, sys: System, r: unknown, held: Held, sink: OutputSink | undefined, hold: Hold | undefined): Promise<unknown> {
-  const h = hold ?? new Hold(sys._label, ctx, held, sys._writes);
-  const p = Promise.resolve(r).then(
-    (v) => {
-      h.end();
-      return store(ctx, sys, v, sink);
-    },
-    (err: unknown) => {
-      h.end();
-      throw bodyError(ctx, sys, err);
-    },
-  );
-  if (hold === undefined) {
-    h.link();
-    h.track();
-  }
-  return p;
-}
-
-/** Calls the body of a waiting run (its borrows held by `hold`), then stores the output. */
-function callHeld(ctx: SystemContext, sys: System, self: unknown, args: unknown[], hold: Hold, sink: OutputSink | undefined): unknown {
+/** Calls the body of a waiting run, its borrows `held` taken (by `hold` when it waited), then stores the output. */
+function callWaited(ctx: SystemContext, sys: System, self: unknown, args: unknown[], held: Held, hold: Hold | undefined, sink: OutputSink | undefined): unknown {
   let r: unknown;
   try {
     r = sys.fn.apply(self, args);
   } catch (err) {
-    hold.end();
+    releaseAll(held, sys._writes, hold);
     throw bodyError(ctx, sys, err);
   }
-  if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') return settleAsync(ctx, sys, r, hold.held, sink, hold);
-  hold.end();
+  if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') {
+    return holdUntilSettled(ctx, r, held, sys._writes, sys._label, hold, sys, sink, store, bodyError);
+  }
+  releaseAll(held, sys._writes, hold);
   return store(ctx, sys, r, sink);
 }
 
@@ -183,33 +169,11 @@ function runWaiting(ctx: SystemContext, sys: System, self: unknown, sink: Output
   const n = params.length;
   const held: Held = new Array(n);
   const args = new Array(n);
-  const fail = (_i: number, err: unknown): unknown => new SystemError('ParamError', sys.name, err);
-  const reqs = resolveAll(ctx, params, args, fail);
-  if (tryTake(reqs, held)) {
-    // Granted at once: from here on, exactly the hot path's call.
-    fillArgs(ctx, params, reqs, args);
-    let r: unknown;
-    try {
-      r = sys.fn.apply(self, args);
-    } catch (err) {
-      release(held, sys._writes);
-      throw bodyError(ctx, sys, err);
-    }
-    if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') return settleAsync(ctx, sys, r, held, sink, undefined);
-    release(held, sys._writes);
-    return store(ctx, sys, r, sink);
-  }
-  const hold = new Hold(sys._label, ctx, held, sys._writes);
+  const fail: ParamFailure = (i, err) => paramFailure(sys.name, sys._label, params, i, err);
+  const reqs = takeNow(ctx, params, args, held, fail);
+  if (reqs === undefined) return callWaited(ctx, sys, self, args, held, undefined, sink); // granted at once
   const timeoutMs = sys._borrowTimeoutMs ?? ctx.server.options.borrowTimeoutMs;
-  const p = waitAll(ctx, params, reqs, args, hold, timeoutMs, (err) => new SystemError('ParamError', sys.name, err), fail).then(
-    () => callHeld(ctx, sys, self, args, hold, sink),
-    (err: unknown) => {
-      hold.end();
-      throw err;
-    },
-  );
-  hold.track();
-  return p;
+  return waitFor(ctx, params, reqs, args, held, sys._writes, sys._label, timeoutMs, fail, undefined, (hold) => callWaited(ctx, sys, self, args, held, hold, sink));
 }
 
 /** The `ExecutionError` for a throw or rejection of the body: its message names the context it ran on. */

@@ -2,6 +2,7 @@
  * SystemError: a system run failed, either fetching a parameter or inside its body.
  */
 import { describeValue } from '../context/token.js';
+import { branded } from '../util/brand.js';
 
 /** Why a system run failed. */
 export type SystemErrorKind = 'ParamError' | 'ExecutionError';
@@ -18,6 +19,11 @@ const prefixes: Record<SystemErrorKind, string> = {
  * non-Error value, kept as `cause`), or a `loop` / its `until` failed.
  */
 export class SystemError extends Error {
+  /**
+   * True when `value` is an instance of `SystemError` or of a subclass, also one made by
+   * another copy of polestar-di loaded in the same process (where `instanceof` is false).
+   */
+  static readonly is = branded(this, 'SystemError');
   /** Always `'SystemError'`; check {@link SystemError.kind} for the phase that failed. */
   override readonly name = 'SystemError';
   /** Which phase failed. */
@@ -30,9 +36,13 @@ export class SystemError extends Error {
    * @param systemName - the system's name.
    * @param cause - the underlying error or thrown value, if any.
    * @param detail - text used instead of the cause's message.
+   * @param label - how the failed work reads in the message, such as `system "summarize"`
+   *   or `tool "refund" (call c1)`: the message then reads `<phase>: <label> → <detail>`
+   *   instead of `<phase>: <systemName>: <detail>`.
    */
-  constructor(kind: SystemErrorKind, systemName: string, cause?: unknown, detail?: string) {
-    super(`${prefixes[kind]}: ${systemName}: ${detail ?? causeText(cause)}`, cause === undefined ? undefined : { cause });
+  constructor(kind: SystemErrorKind, systemName: string, cause?: unknown, detail?: string, label?: string) {
+    const text = detail ?? causeText(cause);
+    super(label === undefined ? `${prefixes[kind]}: ${systemName}: ${text}` : `${prefixes[kind]}: ${label} → ${text}`, cause === undefined ? undefined : { cause });
     this.kind = kind;
     this.systemName = systemName;
   }

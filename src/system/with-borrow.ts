@@ -5,8 +5,8 @@
  */
 import type { SystemContext } from '../context/system-context.js';
 import { describeValue, nameOf, type Token } from '../context/token.js';
-import { fillArgs, resolveAll, waitAll } from './acquire.js';
-import { checkTimeout, Hold, release, tryTake, type Held } from './borrows.js';
+import { passResult, releaseAll, takeNow, waitFor } from './borrow-runner.js';
+import { checkTimeout, release, type Held, type Hold } from './borrows.js';
 import { Res, ResMut, type Param } from './params.js';
 
 /** Options of `ctx.withMut` / `ctx.withRes`. */
@@ -32,14 +32,12 @@ const READ: readonly boolean[] = [false];
  */
 export function withBorrow(ctx: SystemContext, token: Token, fn: (value: any) => unknown, options: BorrowWaitOptions | undefined, write: boolean): Promise<unknown> {
   const call = write ? 'withMut' : 'withRes';
-  let params: readonly Param[];
-  let timeoutMs: number;
-  const args: unknown[] = [undefined];
+  const writes = write ? WRITE : READ;
+  const values: unknown[] = [undefined];
   const held: Held = [undefined];
-  let hold: Hold;
   try {
     ctx._live(`${call}()`);
-    params = [write ? ResMut(token) : Res(token)];
+    const params: readonly Param[] = [write ? ResMut(token) : Res(token)];
     if (typeof fn !== 'function') throw new TypeError(`ctx.${call}(${nameOf(token)}, fn): fn must be a function (value) => result, got ${describeValue(fn)}.`);
     let t: number | undefined;
     if (options !== undefined) {
@@ -48,55 +46,25 @@ export function withBorrow(ctx: SystemContext, token: Token, fn: (value: any) =>
       }
       t = checkTimeout(options.timeoutMs, `ctx.${call}(${nameOf(token)}, fn, { timeoutMs })`);
     }
-    timeoutMs = t ?? ctx.server.options.borrowTimeoutMs;
-    const reqs = resolveAll(ctx, params, args, passThrough);
-    const writes = write ? WRITE : READ;
-    hold = new Hold(`${call}(${nameOf(token)}) callback`, ctx, held, writes);
-    if (tryTake(reqs, held)) {
-      fillArgs(ctx, params, reqs, args);
-      return runHeld(hold, fn, args[0], true);
-    }
-    const p = waitAll(ctx, params, reqs, args, hold, timeoutMs, (err) => err, passThrough).then(
-      () => runHeld(hold, fn, args[0], false),
-      (err: unknown) => {
-        hold.end();
-        throw err;
-      },
-    );
-    hold.track();
-    return p;
+    const timeoutMs = t ?? ctx.server.options.borrowTimeoutMs;
+    const label = `${call}(${nameOf(token)}) callback`;
+    const reqs = takeNow(ctx, params, values, held, passThrough);
+    if (reqs === undefined) return callBack(ctx, fn, values[0], held, writes, label, undefined);
+    return waitFor(ctx, params, reqs, values, held, writes, label, timeoutMs, passThrough, undefined, (hold) => callBack(ctx, fn, values[0], held, writes, label, hold));
   } catch (err) {
-    release(held, write ? WRITE : READ);
+    release(held, writes);
     return Promise.reject(err);
   }
 }
 
-/** Runs the callback with the borrow held; releases it when the callback (or its promise) settles. */
-function runHeld(hold: Hold, fn: (value: unknown) => unknown, value: unknown, track: boolean): Promise<unknown> {
+/** Runs the callback with the borrow held (by `hold` when it waited); releases it when the callback (or its promise) settles. */
+function callBack(ctx: SystemContext, fn: (value: unknown) => unknown, value: unknown, held: Held, writes: readonly boolean[], label: string, hold: Hold | undefined): Promise<unknown> {
   let r: unknown;
   try {
     r = fn(value);
   } catch (err) {
-    hold.end();
+    releaseAll(held, writes, hold);
     return Promise.reject(err);
   }
-  if (r === null || (typeof r !== 'object' && typeof r !== 'function') || typeof (r as PromiseLike<unknown>).then !== 'function') {
-    hold.end();
-    return Promise.resolve(r);
-  }
-  const p = Promise.resolve(r).then(
-    (v) => {
-      hold.end();
-      return v;
-    },
-    (err: unknown) => {
-      hold.end();
-      throw err;
-    },
-  );
-  if (track) {
-    hold.link();
-    hold.track();
-  }
-  return p;
+  return passResult(ctx, r, held, writes, label, hold);
 }

@@ -7,7 +7,7 @@
  */
 import type { LayerEntry } from '../scope/layers.js';
 import type { CallGroup } from './in-flight.js';
-import type { JsonValue } from './lossless-json.js';
+import type { JsonValue } from '../util/lossless-json.js';
 import type { Tool, ToolAnnotations, ToolErrorCode, ToolExecution, ToolExecutionToken, ToolResult } from './types.js';
 
 const minted = new WeakSet<object>();

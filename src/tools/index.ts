@@ -1,12 +1,14 @@
-// Tools: the scoped tool registry and its execution pipeline.
+// Tools: the scoped tool registry, its execution pipeline and tool systems.
 export { Tools, ToolsPlugin } from './tools.js';
 export { Approval } from './approval.js';
+export { toolSystem } from './tool-system.js';
+export type { ToolSystem, ToolSystemOptions, SchemaArgs } from './tool-system.js';
 export { ToolSchemaError } from './schema/tool-schema-error.js';
 export type { ToolsPluginOptions, ToolsRegExp, ToolsRegExpEngine } from './schema/plugin-options.js';
 export type { JsonSchemaDialect, DefaultJsonSchemaDialect } from './schema/dialects.js';
 export type { StandardJsonSchema } from './schema/standard-schema.js';
-export { NotLosslessJsonError, snapshotJson } from './lossless-json.js';
-export type { JsonValue, JsonObject } from './lossless-json.js';
+export { NotLosslessJsonError, snapshotJson } from '../util/lossless-json.js';
+export type { JsonValue, JsonObject } from '../util/lossless-json.js';
 export type {
   JsonSchema,
   ToolDefinition,

@@ -3,7 +3,7 @@
  * results and the decisions of the `tools/*` events.
  */
 import type { SystemContext } from '../context/system-context.js';
-import type { JsonObject, JsonValue } from './lossless-json.js';
+import type { JsonObject, JsonValue } from '../util/lossless-json.js';
 import type { StandardJsonSchema } from './schema/standard-schema.js';
 
 /** A JSON Schema object (the `parameters` of a tool). */

@@ -32,7 +32,7 @@ describe.each(cases)('a missing $name', ({ token, name, fix }) => {
 
     const run = await ctx.run(system([Res(token)], () => 1, { name: 'usesIt' })).catch((e: unknown) => e);
     expect(run).toBeInstanceOf(SystemError);
-    expect((run as Error).message).toMatch(new RegExp(`^parameter error: usesIt: resource not found: ${name} \\(`));
+    expect((run as Error).message).toMatch(new RegExp(`^parameter error: system "usesIt" → parameter #0 Res\\(${name}\\): resource not found: ${name} \\(`));
     expect((run as Error).message).toContain(fix);
 
     expect(() => server.getGlobal(token)).toThrow(`resource not found: ${name}`);

@@ -39,7 +39,7 @@ describe('write borrows (ResMut)', () => {
     const cause = conflictOf(err);
     expect(cause.token).toBe(Scratchpad);
     expect(cause.message).toMatch(/^borrow conflict: Scratchpad/);
-    expect((err as SystemError).message).toMatch(/^parameter error: reader: borrow conflict: Scratchpad/);
+    expect((err as SystemError).message).toMatch(/^parameter error: system "reader" → parameter #0 Res\(Scratchpad\): borrow conflict: Scratchpad/);
     // a second writer fails too
     conflictOf(await ctx.run(system([ResMut(Scratchpad)], () => 1)).catch((e: unknown) => e));
     // direct access obeys the same rule

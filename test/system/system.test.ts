@@ -191,7 +191,7 @@ describe('instance-method systems', () => {
     }
     const err = await ctx.run(NeedsToken.prototype.go).catch((e: unknown) => e);
     expect(err).toMatchObject({ name: 'SystemError', kind: 'ParamError', systemName: 'go' });
-    expect((err as Error).message).toMatch(/^parameter error: go: could not build its receiver with ctx.resolve\(NeedsToken\): resource not found: T/);
+    expect((err as Error).message).toMatch(/^parameter error: system "go" → could not build its receiver with ctx.resolve\(NeedsToken\): resource not found: T/);
     await server.dispose();
   });
 });

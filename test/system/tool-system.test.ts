@@ -85,7 +85,7 @@ describe('toolSystem', () => {
     const err = await body({}, execution('note', 'c2'), session).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SystemError);
     expect((err as SystemError).kind).toBe('ParamError');
-    expect((err as SystemError).message).toMatch(/^parameter error: tool "note" \(call c2\): parameter #1 ResMut\(Scratchpad\): resource not found: Scratchpad/);
+    expect((err as SystemError).message).toMatch(/^parameter error: tool "note" \(call c2\) → parameter #1 ResMut\(Scratchpad\): resource not found: Scratchpad/);
     expect(((err as SystemError).cause as ParamError).kind).toBe('ResourceNotFound');
     // a borrow conflict is a parameter failure too
     const g = gate();

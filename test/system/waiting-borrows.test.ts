@@ -139,7 +139,7 @@ describe("'wait'", () => {
     expect(settled).toBe(true);
     const cause = causeOf(await err);
     expect(cause.kind).toBe('ResourceNotFound');
-    expect((await err as SystemError).message).toMatch(/^parameter error: needy: resource not found: Missing/);
+    expect((await err as SystemError).message).toMatch(/^parameter error: system "needy" → parameter #1 Res\(Missing\): resource not found: Missing/);
     g.open();
     await writer;
     await server.dispose();
@@ -225,7 +225,7 @@ describe("'wait'", () => {
     expect(cause.message).toMatch(/^borrow conflict: Scratchpad \(system "writer" waited 30 ms for ResMut<Scratchpad>/);
     expect(cause.message).toContain('system "reader1" (Res)');
     expect(cause.message).toContain('system "reader2" (Res)');
-    expect((err as SystemError).message).toMatch(/^parameter error: writer: borrow conflict: Scratchpad/);
+    expect((err as SystemError).message).toMatch(/^parameter error: system "writer" → parameter #0 ResMut\(Scratchpad\): borrow conflict: Scratchpad/);
     // the per-system option wins over the server's
     const quick = await ctx.run(system([ResMut(Scratchpad)], () => 1, { name: 'w', borrowTimeoutMs: 0 })).catch((e: unknown) => e);
     expect(causeOf(quick).message).toMatch(/system "w" waited 0 ms for ResMut<Scratchpad>/);

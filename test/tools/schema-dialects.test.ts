@@ -6,7 +6,8 @@
  * the schema is enforced (a valid call runs, an invalid one is INVALID_ARGS).
  */
 import { Server, Tools, ToolsPlugin, ToolSchemaError, type DefaultJsonSchemaDialect, type JsonSchema, type SystemContext, type Tool } from '../../src/index.js';
-import { toolRegistryOf, type ToolRegistry } from '../../src/tools/tools.js';
+import { toolRegistryOf } from '../../src/tools/tools.js';
+import type { ToolRegistry } from '../../src/tools/registry.js';
 import { spyConsole } from './schema-console.js';
 
 const D07 = 'http://json-schema.org/draft-07/schema#';

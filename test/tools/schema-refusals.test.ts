@@ -5,7 +5,8 @@
  * leaves nothing behind.
  */
 import { Server, Tools, ToolsPlugin, ToolSchemaError, type SystemContext } from '../../src/index.js';
-import { toolRegistryOf, type ToolRegistry } from '../../src/tools/tools.js';
+import { toolRegistryOf } from '../../src/tools/tools.js';
+import type { ToolRegistry } from '../../src/tools/registry.js';
 import { spyConsole } from './schema-console.js';
 
 async function app(): Promise<{ server: Server; ctx: SystemContext }> {

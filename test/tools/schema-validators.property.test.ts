@@ -8,7 +8,8 @@
  */
 import fc from 'fast-check';
 import { Server, Tools, ToolsPlugin, type JsonSchema } from '../../src/index.js';
-import { toolRegistryOf, type ToolRegistry } from '../../src/tools/tools.js';
+import { toolRegistryOf } from '../../src/tools/tools.js';
+import type { ToolRegistry } from '../../src/tools/registry.js';
 import { RELEASED_VALIDATORS_MAX } from '../../src/tools/schema/validator-cache.js';
 import { GENERATION_SIZE } from '../../src/tools/schema/compile.js';
 

@@ -3,7 +3,7 @@
  * {@link ToolSchemaError}, with the ajv instances bounded.
  */
 import type { Ajv, CodeOptions, ErrorObject, Options, ValidateFunction } from 'ajv';
-import type { JsonObject, JsonValue } from '../lossless-json.js';
+import type { JsonObject, JsonValue } from '../../util/lossless-json.js';
 import { ToolSchemaError } from './tool-schema-error.js';
 import { refuseUnsupported } from './refuse.js';
 import { acceptedUris, createAjv, dialectOfUri, DIALECT_URIS, metaAjv, type JsonSchemaDialect } from './dialects.js';

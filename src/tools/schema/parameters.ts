@@ -3,7 +3,7 @@
  * snapshotted as lossless JSON, or a Standard Schema converted once into one.
  */
 import { describeValue } from '../../context/token.js';
-import { NotLosslessJsonError, snapshotJsonLike, type JsonObject } from '../lossless-json.js';
+import { NotLosslessJsonError, snapshotJsonLike, type JsonObject } from '../../util/lossless-json.js';
 import { convertStandardSchema, isStandardSchemaCandidate, STANDARD_KEY } from './standard-schema.js';
 
 /**

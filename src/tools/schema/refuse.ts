@@ -2,7 +2,7 @@
  * What `Tools.register` refuses in a schema before ajv sees it: what ajv would ignore or
  * turn asynchronous.
  */
-import type { JsonObject, JsonValue } from '../lossless-json.js';
+import type { JsonObject, JsonValue } from '../../util/lossless-json.js';
 import { ToolSchemaError } from './tool-schema-error.js';
 import { DIALECT_URIS, dialectOfUri, type JsonSchemaDialect } from './dialects.js';
 

@@ -1,6 +1,7 @@
 /**
  * The error every refusal of a tool's `parameters` at `Tools.register` throws.
  */
+import { branded } from '../../util/brand.js';
 
 /**
  * `Tools.register` refused a tool's `parameters`: an unknown `$schema`, a
@@ -10,6 +11,11 @@
  * schema and the fix.
  */
 export class ToolSchemaError extends TypeError {
+  /**
+   * True when `value` is an instance of `ToolSchemaError` or of a subclass, also one made by
+   * another copy of polestar-di loaded in the same process (where `instanceof` is false).
+   */
+  static readonly is = branded(this, 'ToolSchemaError');
   /** Always `'ToolSchemaError'`. */
   override readonly name = 'ToolSchemaError';
   /** The name of the tool whose schema was refused. */

@@ -3,7 +3,7 @@
  * reference-counted, and kept in a bounded LRU once released (so memory stays bounded).
  */
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import type { JsonObject } from '../lossless-json.js';
+import type { JsonObject } from '../../util/lossless-json.js';
 import { SchemaCompiler } from './compile.js';
 import type { JsonSchemaDialect } from './dialects.js';
 import type { ToolsRegExpEngine } from './plugin-options.js';

@@ -15,13 +15,13 @@
 import type { SystemContext } from '../context/system-context.js';
 import { SystemContext as SystemContextClass } from '../context/system-context.js';
 import type { BorrowMode } from '../context/server-options.js';
-import { describeValue, nameOf } from '../context/token.js';
-import type { ToolExecution } from '../tools/types.js';
-import { fillArgs, resolveAll, waitAll, type ParamFailure } from './acquire.js';
-import { Hold, release, tryTake, type Held } from './borrows.js';
-import type { Param, ParamValues } from './params.js';
-import { SystemError } from './system-error.js';
-import { System } from './system.js';
+import { describeValue } from '../context/token.js';
+import type { ParamFailure } from '../system/acquire.js';
+import { paramFailure, passResult, releaseAll, takeNow, waitFor } from '../system/borrow-runner.js';
+import { release, type Held, type Hold } from '../system/borrows.js';
+import type { Param, ParamValues } from '../system/params.js';
+import { System } from '../system/system.js';
+import type { ToolExecution } from './types.js';
 
 /** Options of {@link toolSystem}. */
 export interface ToolSystemOptions<S = unknown> {
@@ -191,11 +191,6 @@ export function toolSystem(params: readonly Param[], fn: (...values: any[]) => u
   return Object.freeze(execute) as unknown as ToolSystem;
 }
 
-/** `Res(T)` / `ResMut(T)` / `Out(T)` for messages. */
-function describeParam(p: Param): string {
-  return `${p.access === 'read' ? 'Res' : p.access === 'write' ? 'ResMut' : 'Out'}(${nameOf(p.token)})`;
-}
-
 /** `tool "refund" (call c1)` when the execution says so, else `tool system "<name>"`. */
 function labelOf(sys: System, execution: unknown): string {
   try {
@@ -226,8 +221,7 @@ function callToolSystem(sys: System, toolArgs: unknown, execution: ToolExecution
   values[n] = toolArgs;
   values[n + 1] = execution;
   let label = '';
-  const fail: ParamFailure = (i, err) =>
-    new SystemError('ParamError', label, err, `parameter #${i} ${describeParam(params[i])}: ${err instanceof Error ? err.message : describeValue(err)}`);
+  const fail: ParamFailure = (i, err) => paramFailure(label, label, params, i, err);
   try {
     if (!(ctx instanceof SystemContextClass)) {
       throw new TypeError(`${labelOf(sys, execution)}: the third argument must be the calling SystemContext (execute(args, execution, ctx)), got ${describeValue(ctx)}.`);
@@ -244,68 +238,27 @@ function callToolSystem(sys: System, toolArgs: unknown, execution: ToolExecution
         release(held, sys._writes);
         throw fail(i, err);
       }
-      return runBody(sys, ctx, label, values, held, undefined);
+      return callBody(sys, ctx, label, values, held, undefined);
     }
-    const reqs = resolveAll(ctx, params, values, fail);
-    if (tryTake(reqs, held)) {
-      fillArgs(ctx, params, reqs, values);
-      return runBody(sys, ctx, label, values, held, undefined);
-    }
-    const signal = signalOf(execution);
-    if (signal?.aborted) throw signal.reason;
-    const hold = new Hold(label, ctx, held, sys._writes);
+    const reqs = takeNow(ctx, params, values, held, fail);
+    if (reqs === undefined) return callBody(sys, ctx, label, values, held, undefined);
     const timeoutMs = sys._borrowTimeoutMs ?? ctx.server.options.borrowTimeoutMs;
     // The call's own abort (its timeout, the caller's signal) also ends the wait: the body
     // of an aborted call must never start later.
-    const onAbort = (): void => hold.waiter?.fail(signal?.reason);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    const p = waitAll(ctx, params, reqs, values, hold, timeoutMs, (err) => new SystemError('ParamError', label, err), fail).then(
-      () => {
-        signal?.removeEventListener('abort', onAbort);
-        return runBody(sys, ctx, label, values, held, hold);
-      },
-      (err: unknown) => {
-        signal?.removeEventListener('abort', onAbort);
-        hold.end();
-        throw err;
-      },
-    );
-    hold.track();
-    return p;
+    return waitFor(ctx, params, reqs, values, held, sys._writes, label, timeoutMs, fail, signalOf(execution), (hold) => callBody(sys, ctx, label, values, held, hold));
   } catch (err) {
     return Promise.reject(err);
   }
 }
 
-/** Runs the body with the borrows taken; releases them when it settles. Its failure is passed on unchanged. */
-function runBody(sys: System, ctx: SystemContext, label: string, values: unknown[], held: Held, hold: Hold | undefined): Promise<unknown> {
+/** Runs the body with the borrows taken (by `hold` when it waited); releases them when it settles. Its failure is passed on unchanged. */
+function callBody(sys: System, ctx: SystemContext, label: string, values: unknown[], held: Held, hold: Hold | undefined): Promise<unknown> {
   let r: unknown;
   try {
     r = sys.fn(...values);
   } catch (err) {
-    if (hold === undefined) release(held, sys._writes);
-    else hold.end();
+    releaseAll(held, sys._writes, hold);
     return Promise.reject(err);
   }
-  if (r === null || (typeof r !== 'object' && typeof r !== 'function') || typeof (r as PromiseLike<unknown>).then !== 'function') {
-    if (hold === undefined) release(held, sys._writes);
-    else hold.end();
-    return Promise.resolve(r);
-  }
-  const h = hold ?? new Hold(label, ctx, held, sys._writes);
-  const p = Promise.resolve(r).then(
-    (v) => {
-      h.end();
-      return v;
-    },
-    (err: unknown) => {
-      h.end();
-      throw err;
-    },
-  );
-  if (hold === undefined) {
-    h.link();
-    h.track();
-  }
-  return p;
+  return passResult(ctx, r, held, sys._writes, label, hold);
 }

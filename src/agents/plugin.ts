@@ -3,11 +3,17 @@
  */
 import type { Plugin } from '../context/plugin.js';
 import type { Server } from '../context/server.js';
-import { ServerError } from '../context/errors.js';
-import { setProvider } from '../context/provider-hints.js';
-import { installEvents } from '../events/events.js';
+import { definePlugin } from '../registry/define-plugin.js';
 import { Agents } from './agents.js';
 import { AgentRegistry } from './registry.js';
+
+const agents = definePlugin<AgentRegistry, Agents>({
+  plugin: 'AgentsPlugin',
+  token: Agents,
+  view: (registry) => (ctx) => new Agents(registry, ctx),
+  leaks: (registry) => registry.leaks(),
+  installedBy: 'server.addPlugins(new AgentsPlugin())',
+});
 
 /**
  * Installs `Agents` as a contextual global (`ctx.get(Agents)` returns a view bound to
@@ -23,13 +29,6 @@ export class AgentsPlugin implements Plugin {
 
   /** Installs `Events` and `Agents`. */
   build(server: Server): void {
-    const bus = installEvents(server);
-    const registry = new AgentRegistry(bus);
-    if (!server.insertGlobalView(Agents, (ctx) => new Agents(registry, ctx))) {
-      throw new ServerError('AgentsPlugin: a global of token Agents already exists; add AgentsPlugin once and do not insert Agents by hand.');
-    }
-    server._leakProbes.add(() => registry.live());
+    agents.install(server, (bus) => new AgentRegistry(bus));
   }
 }
-
-setProvider(Agents, 'it is installed by AgentsPlugin: call server.addPlugins(new AgentsPlugin()) before server.finish()');

@@ -3,12 +3,12 @@
  * `{ sections, tools, variables }` and rendered with `{{name}}` interpolation.
  */
 import type { Plugin } from '../context/plugin.js';
-import { setProvider } from '../context/provider-hints.js';
 import type { Server } from '../context/server.js';
-import { SystemContext } from '../context/system-context.js';
 import { describeValue } from '../context/token.js';
 import type { EventBus } from '../events/bus.js';
-import { installEvents } from '../events/events.js';
+import { definePlugin } from '../registry/define-plugin.js';
+import { explicitScope } from '../registry/explicit-scope.js';
+import { ScopedList } from '../registry/scoped-list.js';
 import { Layers, RegistrationError, scopeLabel } from '../scope/layers.js';
 import { toolSchemasOf } from '../tools/tools.js';
 import type { ToolSchema } from '../tools/types.js';
@@ -23,12 +23,16 @@ import type {
   SectionText,
   VariableProvider,
 } from './types.js';
-import { ownedBy } from '../disposal/owned.js';
 import { ContextView } from '../scope/context-view.js';
-import { assertReadableScope } from '../scope/live.js';
+import { branded } from '../util/brand.js';
 
 /** A prompt could not be assembled or rendered (unknown variable, bad section text, malformed assembly). */
 export class PromptError extends Error {
+  /**
+   * True when `value` is an instance of `PromptError` or of a subclass, also one made by
+   * another copy of polestar-di loaded in the same process (where `instanceof` is false).
+   */
+  static readonly is = branded(this, 'PromptError');
   /** Always `'PromptError'`. */
   override readonly name = 'PromptError';
 }
@@ -50,56 +54,36 @@ export class PromptRegistry {
   readonly bus: EventBus;
   readonly sections: Layers<SectionRecord>;
   readonly variables: Layers<VariableProvider>;
-  globalProtections: readonly ProtectionRecord[] = [];
-  readonly scopedProtections = new Map<object, readonly ProtectionRecord[]>();
+  /** The protections, global and per scope, each owned by the context that registered it. */
+  readonly protections = new ScopedList<ProtectionRecord>('prompt protection');
 
   constructor(server: Server, bus: EventBus) {
     this.server = server;
     this.bus = bus;
     this.sections = new Layers<SectionRecord>('prompt section', server);
     this.variables = new Layers<VariableProvider>('prompt variable', server);
-    server._leakProbes.add(() => {
-      const out: string[] = [];
-      for (const [scope, list] of this.scopedProtections) for (let i = 0; i < list.length; i++) out.push(`prompt protection of scope ${scopeLabel(scope)}`);
-      return out;
-    });
   }
 
   /** Whether a global protection covers section `name`. */
   globallyProtectedSection(name: string): boolean {
-    return this.globalProtections.some((p) => p.sections.has(name));
+    return this.protections.global.some((p) => p.sections.has(name));
   }
 
   /** Union of the global protections and `scope`'s. */
   protectedNames(scope: object | undefined): { sections: Set<string>; tools: Set<string> } {
     const sections = new Set<string>();
     const tools = new Set<string>();
-    const lists = [this.globalProtections, scope === undefined ? undefined : this.scopedProtections.get(scope)];
-    for (const list of lists) {
-      if (list === undefined) continue;
-      for (const p of list) {
-        for (const s of p.sections) sections.add(s);
-        for (const t of p.tools) tools.add(t);
-      }
-    }
+    addNames(this.protections.global, sections, tools);
+    if (scope !== undefined) addNames(this.protections.of(scope), sections, tools);
     return { sections, tools };
   }
+}
 
-  addProtection(ctx: SystemContext, scope: object | undefined, rec: ProtectionRecord): () => void {
-    if (scope === undefined) this.globalProtections = [...this.globalProtections, rec];
-    else this.scopedProtections.set(scope, [...(this.scopedProtections.get(scope) ?? []), rec]);
-    const remove = (): void => {
-      if (scope === undefined) {
-        this.globalProtections = this.globalProtections.filter((p) => p !== rec);
-        return;
-      }
-      const list = this.scopedProtections.get(scope);
-      if (list === undefined) return;
-      const next = list.filter((p) => p !== rec);
-      if (next.length === 0) this.scopedProtections.delete(scope);
-      else this.scopedProtections.set(scope, next);
-    };
-    return ownedBy(ctx, remove);
+function addNames(list: readonly ProtectionRecord[] | undefined, sections: Set<string>, tools: Set<string>): void {
+  if (list === undefined) return;
+  for (const p of list) {
+    for (const s of p.sections) sections.add(s);
+    for (const t of p.tools) tools.add(t);
   }
 }
 
@@ -203,7 +187,7 @@ export class Prompts extends ContextView<PromptRegistry> {
         }
       }
     }
-    return this.registry.addProtection(ctx, scope, { sections: new Set(sections), tools: new Set(tools) });
+    return this.registry.protections.add(ctx, scope, { sections: new Set(sections), tools: new Set(tools) });
   }
 
   /**
@@ -225,13 +209,7 @@ export class Prompts extends ContextView<PromptRegistry> {
     if (options !== undefined) {
       if (options === null || typeof options !== 'object') throw new TypeError(`Prompts.assemble(options): options must be { scope? }, got ${describeValue(options)}.`);
       const s = (options as { scope?: unknown }).scope;
-      if (s !== undefined) {
-        if (s === null || (typeof s !== 'object' && typeof s !== 'function') || s instanceof SystemContext) {
-          throw new TypeError(`Prompts.assemble({ scope }): scope must be a scope key (an object) or omitted, got ${describeValue(s)}; for a context pass scopeOf(ctx).`);
-        }
-        assertReadableScope(this.context, s, 'Prompts.assemble({ scope })', "pass a live scope key, or omit scope to assemble for the view's own scope");
-        scope = s;
-      }
+      scope = explicitScope(this.context, s, 'Prompts.assemble({ scope })', "pass a live scope key, or omit scope to assemble for the view's own scope");
     }
     const context: PromptContext = Object.freeze({ scope, ctx: this.context });
     // The protections in force when the canonical sections are read (synchronously, below):
@@ -354,11 +332,18 @@ function checkAssembly(v: unknown): PromptAssembly {
   return a as PromptAssembly;
 }
 
-const registries = new WeakMap<Server, PromptRegistry>();
+const prompts = definePlugin<PromptRegistry, Prompts>({
+  plugin: 'PromptsPlugin',
+  token: Prompts,
+  view: (registry) => (ctx) => new Prompts(registry, ctx),
+  leaks: (registry) => registry.protections.leaks(),
+  once: 'reuse',
+  installedBy: 'server.addPlugins(new PromptsPlugin())',
+});
 
 /** @internal The prompts registry of `server`, `undefined` when `PromptsPlugin` was not added (read by `inspect`). */
 export function promptRegistryOf(server: Server): PromptRegistry | undefined {
-  return registries.get(server);
+  return prompts.of(server);
 }
 
 /** Installs {@link Prompts} (and the shared `Events`, once) on the server. Plugin id `prompts`. */
@@ -368,12 +353,6 @@ export class PromptsPlugin implements Plugin {
 
   /** Installs `Prompts` and `Events`. */
   build(server: Server): void {
-    const bus = installEvents(server);
-    if (registries.has(server)) return;
-    const reg = new PromptRegistry(server, bus);
-    registries.set(server, reg);
-    server.insertGlobalView(Prompts, (ctx) => new Prompts(reg, ctx));
+    prompts.install(server, (bus) => new PromptRegistry(server, bus));
   }
 }
-
-setProvider(Prompts, 'it is installed by PromptsPlugin: call server.addPlugins(new PromptsPlugin()) before server.finish()');

@@ -7,8 +7,8 @@ import { ServerError } from '../context/errors.js';
 import type { Plugin } from '../context/plugin.js';
 import type { Server } from '../context/server.js';
 import { describeValue } from '../context/token.js';
+import { definePlugin } from '../registry/define-plugin.js';
 import { checkName } from './input.js';
-import { installEvents } from '../events/events.js';
 import { MemorySessionStore } from './memory-store.js';
 import { SessionRegistry, type InterruptedHandler, type SessionsRuntime } from './runtime.js';
 import { checkSerializers, type SerializerEntry } from './serializers.js';
@@ -17,11 +17,16 @@ import type { SessionStore } from './store.js';
 import { applyStoreBounds } from './store-bound.js';
 import { storeChannel, trace } from '../observability/channels.js';
 
-const registries = new WeakMap<Server, SessionRegistry>();
+const sessions = definePlugin<SessionsRuntime, Sessions>({
+  plugin: 'SessionsPlugin',
+  token: Sessions,
+  view: (rt) => (ctx) => new Sessions(rt, ctx),
+  leaks: (rt) => rt.registry.leaks(),
+});
 
 /** @internal The live durable sessions of `server`, `undefined` when `SessionsPlugin` was not added (read by `inspect`). */
 export function sessionRegistryOf(server: Server): SessionRegistry | undefined {
-  return registries.get(server);
+  return sessions.of(server)?.registry;
 }
 
 /** Options of {@link SessionsPlugin}. */
@@ -141,22 +146,18 @@ export class SessionsPlugin implements Plugin {
         'SessionsPlugin needs AgentsPlugin (each durable session creates its own agent): call server.addPlugins(new AgentsPlugin(), new SessionsPlugin(...)) before finish().',
       );
     }
-    installEvents(server);
-    const store = this.#store ?? (this.#made = new MemorySessionStore());
-    const registry = new SessionRegistry();
-    const rt: SessionsRuntime = Object.freeze({
-      ...this.#options,
-      store,
-      registry,
-      owner: this.#owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
-      incarnation: randomUUID(),
+    sessions.install(server, () => {
+      const store = this.#store ?? (this.#made = new MemorySessionStore());
+      const rt: SessionsRuntime = Object.freeze({
+        ...this.#options,
+        store,
+        registry: new SessionRegistry(),
+        owner: this.#owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+        incarnation: randomUUID(),
+      });
+      applyStoreBounds(store, { callTimeoutMs: rt.storeTimeoutMs, leaseTtlMs: rt.leaseTtlMs });
+      return rt;
     });
-    applyStoreBounds(store, { callTimeoutMs: rt.storeTimeoutMs, leaseTtlMs: rt.leaseTtlMs });
-    if (!server.insertGlobalView(Sessions, (ctx) => new Sessions(rt, ctx))) {
-      throw new ServerError('SessionsPlugin: a global of token Sessions already exists; add SessionsPlugin once and do not insert Sessions by hand.');
-    }
-    server._leakProbes.add(() => registry.live());
-    registries.set(server, registry);
   }
 
   /** Closes the store when the plugin made it (a store given in the options is the caller's). */

@@ -6,6 +6,7 @@
 import type { ChatMessage } from '../agents/history.js';
 import type { Session } from '../agents/session.js';
 import type { JsonValue } from '../tools/lossless-json.js';
+import { IdRegistry } from '../registry/id-registry.js';
 import { BoundedStore } from './bounded-call.js';
 import { SessionError, isSessionError } from './errors.js';
 import type { SerializerSet } from './serializers.js';
@@ -42,7 +43,7 @@ export interface InterruptedTurn {
  */
 export type InterruptedHandler = (turn: InterruptedTurn, session: Session) => readonly ChatMessage[] | Promise<readonly ChatMessage[]>;
 
-/** @internal The live durable sessions of one plugin, by session id. */
+/** @internal What the registry of durable sessions holds: a session holding its id. */
 export interface RegistryEntry {
   readonly id: string;
   readonly isDisposed: boolean;
@@ -50,40 +51,16 @@ export interface RegistryEntry {
   readonly _published: boolean;
 }
 
-/** @internal */
-export class SessionRegistry<S extends RegistryEntry = RegistryEntry> {
-  readonly #byId = new Map<string, S>();
-
-  /** The session holding `id` (loading or published), if any. */
-  holder(id: string): S | undefined {
-    return this.#byId.get(id);
+/** @internal The live durable sessions of one plugin, by session id: loading (reserved) or published. */
+export class SessionRegistry<S extends RegistryEntry = RegistryEntry> extends IdRegistry<S> {
+  /** A published session is live until its disposal starts. */
+  protected isPublished(s: S): boolean {
+    return s._published && !s.isDisposed;
   }
 
-  /** Reserves the id; the caller checked it is free. */
-  reserve(s: S): void {
-    this.#byId.delete(s.id);
-    this.#byId.set(s.id, s);
-  }
-
-  /** Frees the id if `s` holds it. */
-  leave(s: S): void {
-    if (this.#byId.get(s.id) === s) this.#byId.delete(s.id);
-  }
-
-  /** The published, live session of `id`. */
-  get(id: string): S | undefined {
-    const s = this.#byId.get(id);
-    return s !== undefined && s._published && !s.isDisposed ? s : undefined;
-  }
-
-  /** @internal Every session holding its id (loading or published), oldest first (for `inspect`). */
-  values(): IterableIterator<S> {
-    return this.#byId.values();
-  }
-
-  /** Leak probe: every session still holding its id. */
-  live(): string[] {
-    return [...this.#byId.values()].map((s) => `durable session "${s.id}"${s._published ? '' : ' (loading)'}`);
+  /** `durable session "s-1" (loading)`. */
+  protected describe(s: S): string {
+    return `durable session "${s.id}"${s._published ? '' : ' (loading)'}`;
   }
 }
 

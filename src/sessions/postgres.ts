@@ -8,31 +8,11 @@
  * @packageDocumentation
  */
 import { SessionError } from './errors.js';
-import { checkInt, checkName, checkObject } from './input.js';
-import type { SqlConn, SqlDriver } from './sql-driver.js';
-import { SqlSessionStoreCore } from './sql-store.js';
-import { STORE_BOUND, type BoundableStore, type StoreBounds } from './store-bound.js';
-import type {
-  AbortInput,
-  AcquireOptions,
-  AttemptStatus,
-  BeginOptions,
-  BegunAttempt,
-  CheckpointInfo,
-  CommitInput,
-  CommittedTurn,
-  CreateSessionInput,
-  DeleteOptions,
-  EventsQuery,
-  Lease,
-  ListQuery,
-  LoadedSession,
-  NewSessionEvent,
-  SessionPage,
-  SessionStore,
-  StoredSessionEvent,
-  TurnAttempt,
-} from './store.js';
+import { checkInt, checkName, checkObject } from './store/input.js';
+import { SqlSessionStore } from './store/sql/base.js';
+import type { SqlConn, SqlDriver } from './store/sql/driver.js';
+import type { StoreBounds } from './store/store-bound.js';
+import type { SessionStore } from './store/contract.js';
 
 /** What a query resolves to (the part of `pg`'s `QueryResult` the store reads). */
 export interface PgQueryResultLike {
@@ -80,119 +60,31 @@ export type PostgresSessionStoreOptions =
  * `search_path`) are created or migrated on first use under an advisory transaction lock;
  * a schema or rows written by a newer polestar-di are refused with `UNSUPPORTED_FORMAT`.
  */
-export class PostgresSessionStore implements SessionStore {
-  /** True: this store checks `begin(lease, { key })` against the session's committed turns (`TURN_ALREADY_COMMITTED`). */
-  readonly turnKeys = true;
-  readonly #core: SqlSessionStoreCore;
-  readonly #driver: PgDriver;
-
+export class PostgresSessionStore extends SqlSessionStore implements SessionStore {
   /**
    * @param options - `{ pool }` or `{ connectionString, max? }`.
    * @throws TypeError when the options are not one of those shapes.
    */
   constructor(options: PostgresSessionStoreOptions) {
-    const o = checkObject<{ pool: PgPoolLike; connectionString: string; max: number }>(options, 'new PostgresSessionStore(options)', false);
-    if (o.pool !== undefined) {
-      if (o.connectionString !== undefined) throw new TypeError('new PostgresSessionStore(options): give either pool or connectionString, not both.');
-      if (o.pool === null || typeof o.pool !== 'object' || typeof (o.pool as { connect?: unknown }).connect !== 'function') {
-        throw new TypeError('options.pool must be a pool with connect() (e.g. a pg.Pool).');
-      }
-      this.#driver = new PgDriver({ pool: o.pool }, 'the PostgreSQL pool given to PostgresSessionStore');
-    } else {
-      if (o.connectionString === undefined) throw new TypeError('new PostgresSessionStore(options): give pool (a pg.Pool) or connectionString.');
-      const url = checkName(o.connectionString, 'options.connectionString');
-      const max = o.max === undefined ? 10 : checkInt(o.max, 'options.max', 1, 10_000);
-      let made: Promise<OwnedPool> | undefined;
-      this.#driver = new PgDriver({ make: () => (made ??= makePool(url, max)), made: () => made }, `the PostgreSQL database at ${redact(url)}`);
+    super(pgDriverOf(options));
+  }
+}
+
+/** The driver of a {@link PostgresSessionStore} for its options, or a `TypeError` naming what is wrong with them. */
+function pgDriverOf(options: PostgresSessionStoreOptions): PgDriver {
+  const o = checkObject<{ pool: PgPoolLike; connectionString: string; max: number }>(options, 'new PostgresSessionStore(options)', false);
+  if (o.pool !== undefined) {
+    if (o.connectionString !== undefined) throw new TypeError('new PostgresSessionStore(options): give either pool or connectionString, not both.');
+    if (o.pool === null || typeof o.pool !== 'object' || typeof (o.pool as { connect?: unknown }).connect !== 'function') {
+      throw new TypeError('options.pool must be a pool with connect() (e.g. a pg.Pool).');
     }
-    this.#core = new SqlSessionStoreCore(this.#driver);
+    return new PgDriver({ pool: o.pool }, 'the PostgreSQL pool given to PostgresSessionStore');
   }
-
-  /**
-   * @internal Told by the sessions plugin at build: the bound on every store call and the
-   * lease TTL, from which the store derives `lock_timeout` and
-   * `idle_in_transaction_session_timeout` for its transactions.
-   */
-  [STORE_BOUND](bounds: StoreBounds): void {
-    const core = this.#core as unknown as Partial<BoundableStore>;
-    // The core merges the bounds of every server sharing this store and passes them on to
-    // the driver; a core without the hook leaves it to this store.
-    if (typeof core[STORE_BOUND] === 'function') core[STORE_BOUND](bounds);
-    else this.#driver.setBounds(bounds);
-  }
-
-  /** See {@link SessionStore.create}. */
-  create(input: CreateSessionInput): Promise<Lease> {
-    return this.#core.create(input);
-  }
-  /** See {@link SessionStore.acquire}. */
-  acquire(sessionId: string, options: AcquireOptions): Promise<Lease> {
-    return this.#core.acquire(sessionId, options);
-  }
-  /** See {@link SessionStore.renew}. */
-  renew(lease: Lease, options?: { readonly ttlMs?: number }): Promise<void> {
-    return this.#core.renew(lease, options);
-  }
-  /** See {@link SessionStore.release}. */
-  release(lease: Lease): Promise<boolean> {
-    return this.#core.release(lease);
-  }
-  /** See {@link SessionStore.begin}. */
-  begin(lease: Lease, options?: BeginOptions): Promise<BegunAttempt> {
-    return this.#core.begin(lease, options);
-  }
-  /** See {@link SessionStore.append}. */
-  append(lease: Lease, attempt: TurnAttempt, events: readonly NewSessionEvent[]): Promise<void> {
-    return this.#core.append(lease, attempt, events);
-  }
-  /** See {@link SessionStore.commit}. */
-  commit(lease: Lease, input: CommitInput): Promise<CommittedTurn> {
-    return this.#core.commit(lease, input);
-  }
-  /** See {@link SessionStore.abort}. */
-  abort(lease: Lease, input: AbortInput): Promise<void> {
-    return this.#core.abort(lease, input);
-  }
-  /** See {@link SessionStore.rollback}. */
-  rollback(lease: Lease, turn: number): Promise<void> {
-    return this.#core.rollback(lease, turn);
-  }
-  /** See {@link SessionStore.pin}. */
-  pin(lease: Lease, turn: number, label?: string): Promise<void> {
-    return this.#core.pin(lease, turn, label);
-  }
-  /** See {@link SessionStore.load}. */
-  load(sessionId: string, options?: { readonly turn?: number }): Promise<LoadedSession> {
-    return this.#core.load(sessionId, options);
-  }
-  /**
-   * See {@link SessionStore.attemptStatus}. It reads in a write transaction under the
-   * session's row lock (`SELECT … FOR UPDATE`), so it waits for a transaction of the session
-   * in flight to commit or roll back.
-   */
-  attemptStatus(sessionId: string, attempt: TurnAttempt): Promise<AttemptStatus> {
-    return this.#core.attemptStatus(sessionId, attempt);
-  }
-  /** See {@link SessionStore.checkpoints}. */
-  checkpoints(sessionId: string): Promise<readonly CheckpointInfo[]> {
-    return this.#core.checkpoints(sessionId);
-  }
-  /** See {@link SessionStore.list}. */
-  list(query?: ListQuery): Promise<SessionPage> {
-    return this.#core.list(query);
-  }
-  /** See {@link SessionStore.delete}. */
-  delete(sessionId: string, options?: DeleteOptions): Promise<boolean> {
-    return this.#core.delete(sessionId, options);
-  }
-  /** See {@link SessionStore.events}. */
-  events(sessionId: string, query?: EventsQuery): AsyncIterable<StoredSessionEvent> {
-    return this.#core.events(sessionId, query);
-  }
-  /** See {@link SessionStore.close}. */
-  close(): Promise<void> {
-    return this.#core.close();
-  }
+  if (o.connectionString === undefined) throw new TypeError('new PostgresSessionStore(options): give pool (a pg.Pool) or connectionString.');
+  const url = checkName(o.connectionString, 'options.connectionString');
+  const max = o.max === undefined ? 10 : checkInt(o.max, 'options.max', 1, 10_000);
+  let made: Promise<OwnedPool> | undefined;
+  return new PgDriver({ make: () => (made ??= makePool(url, max)), made: () => made }, `the PostgreSQL database at ${redact(url)}`);
 }
 
 interface OwnedPool extends PgPoolLike {

@@ -1,0 +1,588 @@
+/**
+ * The in-memory session store: the default of `SessionsPlugin`, and the reference the SQL
+ * stores are checked against. Same storage model, lease and fencing rules as the SQL
+ * stores; nothing survives the process.
+ */
+import type { JsonValue } from '../../tools/lossless-json.js';
+import { SessionError } from '../errors.js';
+import {
+  alreadyCommitted,
+  busyAttempt,
+  busyLease,
+  checkAbort,
+  checkAcquire,
+  checkAttempt,
+  checkBegin,
+  checkCommit,
+  checkCreate,
+  checkDelete,
+  checkEvents,
+  checkEventsQuery,
+  checkInt,
+  checkLabel,
+  checkLease,
+  checkList,
+  checkLoad,
+  checkName,
+  checkObject,
+  checkRenew,
+  compareCodePoints,
+  encodeCursor,
+  leaseLost,
+  leaseOf,
+  noCheckpoint,
+  notFound,
+  notOpen,
+  storeClosed,
+} from './input.js';
+import { HISTORY_KIND_PREFIX } from './contract.js';
+import type {
+  AbortInput,
+  AcquireOptions,
+  AttemptStatus,
+  BeginOptions,
+  BegunAttempt,
+  CheckpointInfo,
+  CommitInput,
+  CommittedTurn,
+  CreateSessionInput,
+  DeleteOptions,
+  EventsQuery,
+  Lease,
+  ListQuery,
+  LoadedSession,
+  NewSessionEvent,
+  PersistedLocal,
+  SessionEventStatus,
+  SessionInfo,
+  SessionPage,
+  SessionStore,
+  StoredSessionEvent,
+  TurnAttempt,
+} from './contract.js';
+
+/** Options of {@link MemorySessionStore}. */
+export interface MemorySessionStoreOptions {
+  /**
+   * The store's clock in milliseconds since the epoch (default `Date.now`). Inject a fake
+   * clock to test lease expiry without waiting.
+   */
+  readonly now?: () => number;
+}
+
+interface MemEvent {
+  readonly seq: number;
+  readonly turn: number;
+  readonly attempt: number;
+  readonly kind: string;
+  readonly body: JsonValue;
+  readonly at: number;
+}
+
+interface MemAttempt {
+  status: 'started' | 'committed' | 'aborted';
+  readonly epoch: number;
+  readonly startedAt: number;
+  endedAt: number;
+  endRev: number;
+  endSeq: number;
+  reason: string | undefined;
+  /** The turn's key given to `begin`, if any. */
+  readonly key: string | undefined;
+}
+
+interface MemCheckpoint {
+  readonly turn: number;
+  readonly locals: readonly PersistedLocal[];
+  readonly createdAt: number;
+  pinned: boolean;
+  label: string | undefined;
+}
+
+interface MemSession {
+  readonly sessionId: string;
+  readonly agentId: string;
+  readonly meta: JsonValue;
+  readonly createdAt: number;
+  updatedAt: number;
+  committedTurn: number;
+  rev: number;
+  readonly events: MemEvent[];
+  readonly attempts: Map<string, MemAttempt>;
+  readonly maxAttempt: Map<number, number>;
+  readonly checkpoints: Map<number, MemCheckpoint>;
+  /**
+   * The turns (> 0) of the kept checkpoints that are not pinned: the only ones retention may
+   * drop, so a commit looks at these (at most the largest `keepCheckpoints` used) and not
+   * at every pinned checkpoint of a long session.
+   */
+  readonly unpinned: Set<number>;
+  readonly rollbacks: { readonly rev: number; readonly toTurn: number }[];
+  /**
+   * The keys of the committed turns of the current timeline that were begun with one, by
+   * turn: set by a commit, dropped for the turns a rollback supersedes.
+   */
+  readonly keys: Map<number, string>;
+  /**
+   * `laterMin[i]` is the lowest `toTurn` of `rollbacks[i..]` (rollbacks are in `rev`
+   * order), so an event's status takes a binary search, not a walk over every rollback;
+   * made on demand, dropped by each new rollback.
+   */
+  laterMin: number[] | undefined;
+  leaseOwner: string | undefined;
+  leaseIncarnation: string | undefined;
+  leaseEpoch: number;
+  leaseExpiresAt: number;
+  leaseTtlMs: number;
+  open: { readonly turn: number; readonly attempt: number; readonly epoch: number } | undefined;
+}
+
+const attemptKey = (turn: number, attempt: number): string => `${turn}:${attempt}`;
+
+/**
+ * A {@link SessionStore} in this process's memory. It follows the same rules as the SQL
+ * stores (leases on its own clock, fencing, retention, rollback records, exact JSON round
+ * trips through lossless snapshots), so code tested against it behaves the same on SQLite
+ * or PostgreSQL; but nothing survives the process, and store objects do not share data.
+ * Returned bodies and locals are deep-frozen.
+ */
+export class MemorySessionStore implements SessionStore {
+  /** {@inheritDoc SessionStore.turnKeys} */
+  readonly turnKeys = true;
+  readonly #sessions = new Map<string, MemSession>();
+  readonly #now: () => number;
+  #closed = false;
+
+  /** @param options - `now`: the store's clock. */
+  constructor(options: MemorySessionStoreOptions = {}) {
+    const o = checkObject<MemorySessionStoreOptions>(options, 'new MemorySessionStore(options)', true);
+    if (o.now !== undefined && typeof o.now !== 'function') throw new TypeError('options.now must be a function returning milliseconds.');
+    this.#now = o.now ?? Date.now;
+  }
+
+  /** {@inheritDoc SessionStore.create} */
+  async create(input: CreateSessionInput): Promise<Lease> {
+    this.#open('create');
+    const c = checkCreate(input);
+    if (this.#sessions.has(c.sessionId)) {
+      throw new SessionError('SESSION_ALREADY_EXISTS', `session already exists: "${c.sessionId}" is stored already; resume it, or pick another id.`, {
+        sessionId: c.sessionId,
+      });
+    }
+    const now = this.#clock();
+    this.#sessions.set(c.sessionId, {
+      sessionId: c.sessionId,
+      agentId: c.agentId,
+      meta: c.meta,
+      createdAt: now,
+      updatedAt: now,
+      committedTurn: 0,
+      rev: 1,
+      events: [],
+      attempts: new Map(),
+      maxAttempt: new Map(),
+      checkpoints: new Map([[0, { turn: 0, locals: c.locals, createdAt: now, pinned: false, label: undefined }]]),
+      unpinned: new Set(),
+      laterMin: undefined,
+      rollbacks: [],
+      keys: new Map(),
+      leaseOwner: c.owner,
+      leaseIncarnation: c.incarnation,
+      leaseEpoch: 1,
+      leaseExpiresAt: now + c.ttlMs,
+      leaseTtlMs: c.ttlMs,
+      open: undefined,
+    });
+    return leaseOf(c.sessionId, c.owner, 1, c.incarnation);
+  }
+
+  /** {@inheritDoc SessionStore.acquire} */
+  async acquire(sessionId: string, options: AcquireOptions): Promise<Lease> {
+    this.#open('acquire');
+    const a = checkAcquire(sessionId, options);
+    const s = this.#get(a.sessionId);
+    const now = this.#clock();
+    // A live lease is taken over at once only by another incarnation of its own owner (a
+    // restarted process with a stable owner id); any other live lease is SESSION_BUSY.
+    const takeover = s.leaseOwner === a.owner && a.incarnation !== undefined && s.leaseIncarnation !== undefined && s.leaseIncarnation !== a.incarnation;
+    if (s.leaseOwner !== undefined && s.leaseExpiresAt > now && !takeover) {
+      throw busyLease(s.sessionId, { owner: s.leaseOwner, epoch: s.leaseEpoch, remainingMs: s.leaseExpiresAt - now });
+    }
+    s.leaseOwner = a.owner;
+    s.leaseIncarnation = a.incarnation;
+    s.leaseEpoch += 1;
+    s.leaseExpiresAt = now + a.ttlMs;
+    s.leaseTtlMs = a.ttlMs;
+    return leaseOf(s.sessionId, a.owner, s.leaseEpoch, a.incarnation);
+  }
+
+  /** {@inheritDoc SessionStore.renew} */
+  async renew(lease: Lease, options?: { readonly ttlMs?: number }): Promise<void> {
+    this.#open('renew');
+    const l = checkLease(lease);
+    const ttl = checkRenew(options);
+    const { s, now } = this.#fence(l, 'renew');
+    if (ttl !== undefined) s.leaseTtlMs = ttl;
+    s.leaseExpiresAt = now + s.leaseTtlMs;
+  }
+
+  /** {@inheritDoc SessionStore.release} */
+  async release(lease: Lease): Promise<boolean> {
+    this.#open('release');
+    const l = checkLease(lease);
+    const s = this.#sessions.get(l.sessionId);
+    if (s === undefined || s.leaseOwner !== l.owner || s.leaseEpoch !== l.epoch) return false;
+    s.leaseOwner = undefined;
+    s.leaseIncarnation = undefined;
+    s.leaseExpiresAt = 0;
+    return true;
+  }
+
+  /** {@inheritDoc SessionStore.begin} */
+  async begin(lease: Lease, options?: BeginOptions): Promise<BegunAttempt> {
+    this.#open('begin');
+    const l = checkLease(lease);
+    const o = checkBegin(options);
+    const { s, now } = this.#fence(l, 'begin');
+    if (o.key !== undefined) {
+      // the committed turns of the current timeline among the last keyWindow ones
+      for (let turn = s.committedTurn; turn >= 1 && turn > s.committedTurn - o.keyWindow; turn--) {
+        if (s.keys.get(turn) === o.key) throw alreadyCommitted(s.sessionId, o.key, turn);
+      }
+    }
+    if (s.open !== undefined) {
+      if (!o.replaceOpen || s.open.epoch !== l.epoch) throw busyAttempt(s.sessionId, s.open, 'beginning another');
+      // begun with this very lease, by a begin (or left by an abort) whose reply was lost
+      this.#end(s, s.open, 'aborted', 'begin outcome unknown', now);
+    }
+    const turn = s.committedTurn + 1;
+    const attempt = (s.maxAttempt.get(turn) ?? 0) + 1;
+    s.maxAttempt.set(turn, attempt);
+    s.attempts.set(attemptKey(turn, attempt), { status: 'started', epoch: l.epoch, startedAt: now, endedAt: 0, endRev: 0, endSeq: 0, reason: undefined, key: o.key });
+    s.open = { turn, attempt, epoch: l.epoch };
+    this.#touch(s, now);
+    return { turn, attempt, startedAt: new Date(now) };
+  }
+
+  /** {@inheritDoc SessionStore.append} */
+  async append(lease: Lease, attempt: TurnAttempt, events: readonly NewSessionEvent[]): Promise<void> {
+    this.#open('append');
+    const l = checkLease(lease);
+    const a = checkAttempt(attempt, 'attempt');
+    const evs = checkEvents(events, 'events');
+    const { s, now } = this.#fence(l, 'append');
+    if (s.open === undefined || s.open.turn !== a.turn || s.open.attempt !== a.attempt || s.open.epoch !== l.epoch) {
+      throw notOpen(s.sessionId, a, s.open, 'append');
+    }
+    this.#push(s, a, evs, now);
+    this.#touch(s, now);
+  }
+
+  /** {@inheritDoc SessionStore.commit} */
+  async commit(lease: Lease, input: CommitInput): Promise<CommittedTurn> {
+    this.#open('commit');
+    const l = checkLease(lease);
+    const c = checkCommit(input);
+    // A repeat of a commit this lease made answers the same, writing nothing, even once the
+    // lease expired (as long as no acquire or release replaced it).
+    const done = this.#ended(l, c);
+    if (done?.status === 'committed' && done.epoch === l.epoch) {
+      return { turn: c.turn, attempt: c.attempt, committedAt: new Date(done.endedAt), lastSeq: done.endSeq };
+    }
+    const { s, now } = this.#fence(l, 'commit');
+    if (s.open === undefined || s.open.turn !== c.turn || s.open.attempt !== c.attempt || s.open.epoch !== l.epoch) {
+      throw notOpen(s.sessionId, c, s.open, 'commit');
+    }
+    this.#push(s, c, c.events, now);
+    const key = this.#end(s, c, 'committed', undefined, now).key;
+    s.committedTurn = c.turn;
+    if (key === undefined) s.keys.delete(c.turn);
+    else s.keys.set(c.turn, key);
+    s.checkpoints.set(c.turn, { turn: c.turn, locals: c.locals, createdAt: now, pinned: false, label: undefined });
+    for (const turn of s.unpinned) {
+      if (turn < c.turn && turn <= c.turn - c.keepCheckpoints) {
+        s.checkpoints.delete(turn);
+        s.unpinned.delete(turn);
+      }
+    }
+    s.unpinned.add(c.turn);
+    return { turn: c.turn, attempt: c.attempt, committedAt: new Date(now), lastSeq: s.events.length };
+  }
+
+  /** {@inheritDoc SessionStore.abort} */
+  async abort(lease: Lease, input: AbortInput): Promise<void> {
+    this.#open('abort');
+    const l = checkLease(lease);
+    const a = checkAbort(input);
+    if (this.#ended(l, a)?.status === 'aborted') return;
+    const { s, now } = this.#fence(l, 'abort');
+    if (s.open === undefined || s.open.turn !== a.turn || s.open.attempt !== a.attempt) {
+      throw notOpen(s.sessionId, a, s.open, 'abort');
+    }
+    this.#push(s, a, a.events, now);
+    this.#end(s, a, 'aborted', a.reason, now);
+  }
+
+  /** Ends the open attempt `a` of `s` (its events already pushed); returns its record. */
+  #end(s: MemSession, a: TurnAttempt, status: 'committed' | 'aborted', reason: string | undefined, now: number): MemAttempt {
+    this.#touch(s, now);
+    const rec = s.attempts.get(attemptKey(a.turn, a.attempt)) as MemAttempt;
+    rec.status = status;
+    rec.endedAt = now;
+    rec.endRev = s.rev;
+    rec.endSeq = s.events.length;
+    rec.reason = reason;
+    s.open = undefined;
+    return rec;
+  }
+
+  /** {@inheritDoc SessionStore.attemptStatus} */
+  async attemptStatus(sessionId: string, attempt: TurnAttempt): Promise<AttemptStatus> {
+    this.#open('attemptStatus');
+    const id = checkName(sessionId, 'sessionId');
+    const a = checkAttempt(attempt, 'attempt');
+    const rec = this.#get(id).attempts.get(attemptKey(a.turn, a.attempt));
+    if (rec === undefined) return 'absent';
+    return rec.status === 'started' ? 'open' : rec.status;
+  }
+
+  /** {@inheritDoc SessionStore.rollback} */
+  async rollback(lease: Lease, turn: number): Promise<void> {
+    this.#open('rollback');
+    const l = checkLease(lease);
+    const t = checkInt(turn, 'turn', 0);
+    const { s, now } = this.#fence(l, 'rollback');
+    if (s.open !== undefined) throw busyAttempt(s.sessionId, s.open, 'rolling back');
+    if (t > s.committedTurn || !s.checkpoints.has(t)) throw noCheckpoint(s.sessionId, t, s.committedTurn);
+    this.#touch(s, now);
+    s.rollbacks.push({ rev: s.rev, toTurn: t });
+    s.laterMin = undefined;
+    for (const k of [...s.checkpoints.keys()]) {
+      if (k > t) {
+        s.checkpoints.delete(k);
+        s.unpinned.delete(k);
+      }
+    }
+    // the later turns are superseded: their keys no longer count
+    for (let k = s.committedTurn; k > t; k--) s.keys.delete(k);
+    s.committedTurn = t;
+  }
+
+  /** {@inheritDoc SessionStore.pin} */
+  async pin(lease: Lease, turn: number, label?: string): Promise<void> {
+    this.#open('pin');
+    const l = checkLease(lease);
+    const t = checkInt(turn, 'turn', 0);
+    const lb = checkLabel(label);
+    const { s, now } = this.#fence(l, 'pin');
+    const cp = s.checkpoints.get(t);
+    if (cp === undefined) throw noCheckpoint(s.sessionId, t, s.committedTurn);
+    this.#touch(s, now);
+    cp.pinned = true;
+    s.unpinned.delete(t);
+    if (lb !== undefined) cp.label = lb;
+  }
+
+  /** {@inheritDoc SessionStore.load} */
+  async load(sessionId: string, options?: { readonly turn?: number }): Promise<LoadedSession> {
+    this.#open('load');
+    const id = checkName(sessionId, 'sessionId');
+    const wanted = checkLoad(options);
+    const s = this.#get(id);
+    const turn = wanted ?? s.committedTurn;
+    const cp = turn <= s.committedTurn ? s.checkpoints.get(turn) : undefined;
+    if (cp === undefined) throw noCheckpoint(s.sessionId, turn, s.committedTurn);
+    const history: StoredSessionEvent[] = [];
+    for (const e of s.events) {
+      if (e.turn > turn || !e.kind.startsWith(HISTORY_KIND_PREFIX)) continue;
+      const status = this.#status(s, e);
+      if (status === 'committed') history.push(this.#stored(e, status));
+    }
+    let open: LoadedSession['open'];
+    if (s.open !== undefined) {
+      const { turn: ot, attempt: oa, epoch } = s.open;
+      const rec = s.attempts.get(attemptKey(ot, oa)) as MemAttempt;
+      const events = s.events.filter((e) => e.turn === ot && e.attempt === oa).map((e) => this.#stored(e, 'pending'));
+      open = { turn: ot, attempt: oa, epoch, startedAt: new Date(rec.startedAt), events };
+    }
+    return { info: this.#info(s), checkpoint: { ...this.#checkpointInfo(cp), locals: cp.locals }, history, open, checkpoints: this.#checkpointList(s) };
+  }
+
+  /** {@inheritDoc SessionStore.checkpoints} */
+  async checkpoints(sessionId: string): Promise<readonly CheckpointInfo[]> {
+    this.#open('checkpoints');
+    return this.#checkpointList(this.#get(checkName(sessionId, 'sessionId')));
+  }
+
+  /** {@inheritDoc SessionStore.list} */
+  async list(query?: ListQuery): Promise<SessionPage> {
+    this.#open('list');
+    const q = checkList(query);
+    const ids = [...this.#sessions.values()]
+      .filter((s) => (q.agentId === undefined || s.agentId === q.agentId) && (q.after === undefined || compareCodePoints(s.sessionId, q.after) > 0))
+      .map((s) => s.sessionId)
+      .sort(compareCodePoints);
+    const page = ids.slice(0, q.limit).map((id) => {
+      const s = this.#sessions.get(id) as MemSession;
+      return { sessionId: s.sessionId, agentId: s.agentId, committedTurn: s.committedTurn, updatedAt: new Date(s.updatedAt), meta: s.meta };
+    });
+    return ids.length > q.limit ? { items: page, cursor: encodeCursor(page[page.length - 1].sessionId) } : { items: page };
+  }
+
+  /** {@inheritDoc SessionStore.delete} */
+  async delete(sessionId: string, options?: DeleteOptions): Promise<boolean> {
+    this.#open('delete');
+    const id = checkName(sessionId, 'sessionId');
+    const d = checkDelete(options);
+    const s = this.#sessions.get(id);
+    if (s === undefined) return false;
+    const now = this.#clock();
+    const live = s.leaseOwner !== undefined && s.leaseExpiresAt > now;
+    const mine = d.lease !== undefined && d.lease.sessionId === id && d.lease.owner === s.leaseOwner && d.lease.epoch === s.leaseEpoch;
+    if (live && !mine && !d.force) {
+      throw busyLease(id, { owner: s.leaseOwner as string, epoch: s.leaseEpoch, remainingMs: s.leaseExpiresAt - now });
+    }
+    this.#sessions.delete(id);
+    return true;
+  }
+
+  /** {@inheritDoc SessionStore.events} */
+  events(sessionId: string, query?: EventsQuery): AsyncIterable<StoredSessionEvent> {
+    return {
+      [Symbol.asyncIterator]: () => this.#iterate(sessionId, query),
+    };
+  }
+
+  async *#iterate(sessionId: string, query: EventsQuery | undefined): AsyncGenerator<StoredSessionEvent> {
+    this.#open('events');
+    const id = checkName(sessionId, 'sessionId');
+    const q = checkEventsQuery(query);
+    this.#get(id);
+    let seq = q.afterSeq;
+    let left = q.limit;
+    while (left > 0) {
+      this.#open('events');
+      const s = this.#sessions.get(id);
+      const e = s?.events[seq];
+      if (s === undefined || e === undefined) return;
+      seq += 1;
+      left -= 1;
+      yield this.#stored(e, this.#status(s, e));
+    }
+  }
+
+  /** {@inheritDoc SessionStore.close} */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#sessions.clear();
+  }
+
+  #open(what: string): void {
+    if (this.#closed) throw storeClosed(`store.${what}()`);
+  }
+
+  #clock(): number {
+    const t = this.#now();
+    if (!Number.isFinite(t)) throw new SessionError('STORE_ERROR', `store error: the MemorySessionStore clock returned ${String(t)} instead of milliseconds.`);
+    return t;
+  }
+
+  #get(id: string): MemSession {
+    const s = this.#sessions.get(id);
+    if (s === undefined) throw notFound(id);
+    return s;
+  }
+
+  #fence(l: Lease, what: string): { s: MemSession; now: number } {
+    const s = this.#sessions.get(l.sessionId);
+    const now = this.#clock();
+    const lost = leaseLost(
+      l,
+      s === undefined
+        ? { exists: false, owner: null, epoch: 0, expiresAt: null, now, incarnation: null }
+        : {
+            exists: true,
+            owner: s.leaseOwner ?? null,
+            epoch: s.leaseEpoch,
+            expiresAt: s.leaseOwner === undefined ? null : s.leaseExpiresAt,
+            now,
+            incarnation: s.leaseIncarnation ?? null,
+          },
+      `store.${what}()`,
+    );
+    if (lost !== undefined || s === undefined) throw lost;
+    return { s, now };
+  }
+
+  /** The record of attempt `a` when `l` is still the session's recorded lease (live or expired), else `undefined`. */
+  #ended(l: Lease, a: TurnAttempt): MemAttempt | undefined {
+    const s = this.#sessions.get(l.sessionId);
+    if (s === undefined || s.leaseOwner !== l.owner || s.leaseEpoch !== l.epoch) return undefined;
+    return s.attempts.get(attemptKey(a.turn, a.attempt));
+  }
+
+  #touch(s: MemSession, now: number): void {
+    s.rev += 1;
+    s.updatedAt = now;
+  }
+
+  #push(s: MemSession, a: TurnAttempt, events: readonly NewSessionEvent[], now: number): void {
+    for (const e of events) s.events.push({ seq: s.events.length + 1, turn: a.turn, attempt: a.attempt, kind: e.kind, body: e.body, at: now });
+  }
+
+  #status(s: MemSession, e: MemEvent): SessionEventStatus {
+    const rec = s.attempts.get(attemptKey(e.turn, e.attempt)) as MemAttempt;
+    if (rec.status === 'started') return 'pending';
+    if (rec.status === 'aborted') return 'aborted';
+    // Superseded when a rollback after the commit went back before the event's turn.
+    const rb = s.rollbacks;
+    if (rb.length === 0) return 'committed';
+    let lo = 0;
+    let hi = rb.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (rb[mid].rev > rec.endRev) hi = mid;
+      else lo = mid + 1;
+    }
+    if (lo === rb.length) return 'committed';
+    let later = s.laterMin;
+    if (later === undefined) {
+      later = new Array<number>(rb.length);
+      let min = Infinity;
+      for (let i = rb.length - 1; i >= 0; i--) later[i] = min = Math.min(min, rb[i].toTurn);
+      s.laterMin = later;
+    }
+    return later[lo] < e.turn ? 'superseded' : 'committed';
+  }
+
+  #stored(e: MemEvent, status: SessionEventStatus): StoredSessionEvent {
+    return { seq: e.seq, turn: e.turn, attempt: e.attempt, kind: e.kind, body: e.body, status, at: new Date(e.at) };
+  }
+
+  #info(s: MemSession): SessionInfo {
+    const now = this.#clock();
+    const live = s.leaseOwner !== undefined && s.leaseExpiresAt > now;
+    return {
+      sessionId: s.sessionId,
+      agentId: s.agentId,
+      meta: s.meta,
+      createdAt: new Date(s.createdAt),
+      updatedAt: new Date(s.updatedAt),
+      committedTurn: s.committedTurn,
+      lastSeq: s.events.length,
+      lease: live
+        ? { owner: s.leaseOwner as string, epoch: s.leaseEpoch, remainingMs: s.leaseExpiresAt - now, expiresAt: new Date(s.leaseExpiresAt) }
+        : undefined,
+    };
+  }
+
+  #checkpointInfo(cp: MemCheckpoint): CheckpointInfo {
+    return cp.label === undefined
+      ? { turn: cp.turn, pinned: cp.pinned, createdAt: new Date(cp.createdAt) }
+      : { turn: cp.turn, label: cp.label, pinned: cp.pinned, createdAt: new Date(cp.createdAt) };
+  }
+
+  #checkpointList(s: MemSession): CheckpointInfo[] {
+    return [...s.checkpoints.values()].sort((a, b) => a.turn - b.turn).map((cp) => this.#checkpointInfo(cp));
+  }
+}

@@ -1,0 +1,573 @@
+/**
+ * The SQL session store: one implementation of `SessionStore` over a {@link SqlDriver},
+ * which `SqliteSessionStore` and `PostgresSessionStore` extend with their own driver.
+ *
+ * Leases are taken with one conditional UPDATE … RETURNING on the store's clock (the
+ * database's `now()` on PostgreSQL, the host's on SQLite). Every fenced write is one
+ * transaction whose first statement is an UPDATE of the session row that matches only when
+ * the lease is current and unexpired (and the attempt is the open one): it writes nothing
+ * otherwise, and on PostgreSQL its row lock serializes every writer of the session, so a
+ * concurrent acquire re-checks the lease after the write committed. The diagnosis of a
+ * refusal (lease lost, attempt not open, checkpoint not kept) is a second query, run only
+ * when the first matched nothing.
+ */
+import type { JsonValue } from '../../../tools/lossless-json.js';
+import { SessionError } from '../../errors.js';
+import {
+  ROW_FORMAT,
+  alreadyCommitted,
+  busyAttempt,
+  checkAbort,
+  checkAcquire,
+  checkAttempt,
+  checkBegin,
+  checkCommit,
+  checkCreate,
+  checkDelete,
+  checkEvents,
+  checkEventsQuery,
+  checkInt,
+  checkLabel,
+  checkLease,
+  checkList,
+  checkLoad,
+  checkName,
+  checkRenew,
+  corrupt,
+  encodeCursor,
+  encodeJson,
+  leaseOf,
+  noCheckpoint,
+  notOpen,
+  storeClosed,
+} from '../input.js';
+import { migrate } from './schema.js';
+import { STORE_BOUND, mergeBounds, type StoreBounds } from '../store-bound.js';
+import { numberPlaceholders, type SqlConn, type SqlDriver, type SqlRow, type SqlValue } from './driver.js';
+import { writeCommit } from './commit.js';
+import { FENCE, KEYED_CONDITION, KEYED_TURN, attemptRow, diagnose, endOpen, fence, fenceParams, fenceRow, insertEvents, openOf, recorded } from './fence.js';
+import { acquireIn, deleteIn } from './leases.js';
+import { attemptStatusIn, eventsPage, loadSession, summaryOf } from './reads.js';
+import { checkpointList, int, sessionRow } from './rows.js';
+import type {
+  AbortInput,
+  AcquireOptions,
+  AttemptStatus,
+  BeginOptions,
+  BegunAttempt,
+  CheckpointInfo,
+  CommitInput,
+  CommittedTurn,
+  CreateSessionInput,
+  DeleteOptions,
+  EventsQuery,
+  Lease,
+  ListQuery,
+  LoadedSession,
+  NewSessionEvent,
+  SessionPage,
+  SessionStore,
+  StoredSessionEvent,
+  TurnAttempt,
+} from '../contract.js';
+
+const NOW: Record<SqlDriver['dialect'], string> = {
+  postgres: '(extract(epoch from now()) * 1000)::bigint',
+  sqlite: "CAST(unixepoch('subsec') * 1000 AS INTEGER)",
+};
+
+/** Events per page read by `events()`. */
+const EVENT_PAGE = 500;
+
+/**
+ * A {@link SessionStore} in a SQL database, over a {@link SqlDriver} that runs its
+ * transactions: the tables (`polestar_*`) are created or migrated on the first call, every
+ * write is one transaction fenced by the lease's epoch, and every input is checked before
+ * anything is written. `SqliteSessionStore` and `PostgresSessionStore` are this class with
+ * their own driver; a driver of your own for a database that speaks one of the two dialects
+ * (`'sqlite'` or `'postgres'`) makes a store of its own: `new SqlSessionStore(driver)`.
+ */
+export class SqlSessionStore implements SessionStore {
+  /** {@inheritDoc SessionStore.turnKeys} */
+  readonly turnKeys = true;
+  readonly #driver: SqlDriver;
+  readonly #text = new Map<string, string>();
+  #ready: Promise<void> | undefined;
+  #closed = false;
+  #closing: Promise<void> | undefined;
+  readonly #inflight = new Set<Promise<unknown>>();
+  #bounds: StoreBounds | undefined;
+
+  /** @param driver - runs the store's transactions (see {@link SqlDriver}). */
+  constructor(driver: SqlDriver) {
+    this.#driver = driver;
+  }
+
+  /**
+   * @internal The plugin's bounds on this store's calls: the smallest of every server's,
+   * handed to the driver (a call queued past its bound never runs; lock waits end before it).
+   */
+  [STORE_BOUND](bounds: StoreBounds): void {
+    this.#bounds = mergeBounds(this.#bounds, bounds);
+    this.#driver.setBounds?.(this.#bounds);
+  }
+
+  // ---- plumbing -------------------------------------------------------------------------
+
+  /** Dialect SQL of a statement written with `?` and `{now}`. */
+  #sql(text: string): string {
+    let out = this.#text.get(text);
+    if (out === undefined) {
+      out = text.replaceAll('{now}', NOW[this.#driver.dialect]);
+      if (this.#driver.dialect === 'postgres') out = numberPlaceholders(out);
+      this.#text.set(text, out);
+    }
+    return out;
+  }
+
+  #conn(c: SqlConn): SqlConn {
+    return { run: (text, params) => c.run(this.#sql(text), params) };
+  }
+
+  /** A read transaction of the store call `store.<what>()`. */
+  #read<T>(what: string, fn: (c: SqlConn) => Promise<T>): Promise<T> {
+    return this.#driver.read((c) => fn(this.#conn(c)), `store.${what}()`);
+  }
+
+  /** A write transaction of the store call `store.<what>()`. */
+  #write<T>(what: string, fn: (c: SqlConn) => Promise<T>): Promise<T> {
+    return this.#driver.write((c) => fn(this.#conn(c)), `store.${what}()`);
+  }
+
+  /** Runs one operation: refused after close, after the tables are ready, tracked for close(), driver errors wrapped. */
+  async #op<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    if (this.#closed) throw storeClosed(`store.${what}()`);
+    const p = (async () => {
+      await this.#ensureReady();
+      return fn();
+    })();
+    this.#inflight.add(p);
+    try {
+      return await p;
+    } catch (err) {
+      throw this.#wrap(err, what);
+    } finally {
+      this.#inflight.delete(p);
+    }
+  }
+
+  #wrap(err: unknown, what: string): unknown {
+    if (err instanceof SessionError || err instanceof TypeError) return err;
+    const message = err instanceof Error ? err.message : String(err);
+    return new SessionError('STORE_ERROR', `store error: store.${what}() failed on ${this.#driver.label}: ${message}`, { cause: err });
+  }
+
+  #ensureReady(): Promise<void> {
+    if (this.#ready === undefined) {
+      const ready = this.#driver.migrate((c) => migrate(this.#conn(c), this.#driver.dialect, this.#driver.label), 'the first store call (creating or migrating the session tables)');
+      this.#ready = ready;
+      // A failed start (database down, newer schema) is retried by the next call.
+      ready.catch(() => {
+        if (this.#ready === ready) this.#ready = undefined;
+      });
+    }
+    return this.#ready;
+  }
+
+  // ---- leases ---------------------------------------------------------------------------
+
+  /** {@inheritDoc SessionStore.create} */
+  create(input: CreateSessionInput): Promise<Lease> {
+    return this.#op('create', async () => {
+      const c = checkCreate(input);
+      const meta = encodeJson(c.meta);
+      const locals = encodeJson(c.locals as unknown as JsonValue);
+      return this.#write('create', async (db) => {
+        const { rows } = await db.run(
+          `INSERT INTO polestar_sessions (session_id, agent_id, format, meta, created_at, updated_at, committed_turn, last_seq, rev,
+             lease_owner, lease_epoch, lease_expires_at, lease_ttl_ms, lease_incarnation, open_turn, open_attempt, open_epoch)
+           VALUES (?, ?, ?, ?, {now}, {now}, 0, 0, 1, ?, 1, {now} + ?, ?, ?, NULL, NULL, NULL)
+           ON CONFLICT (session_id) DO NOTHING
+           RETURNING created_at`,
+          [c.sessionId, c.agentId, ROW_FORMAT, meta, c.owner, c.ttlMs, c.ttlMs, c.incarnation ?? null],
+        );
+        if (rows.length === 0) {
+          throw new SessionError('SESSION_ALREADY_EXISTS', `session already exists: "${c.sessionId}" is stored already; resume it, or pick another id.`, {
+            sessionId: c.sessionId,
+          });
+        }
+        await db.run('INSERT INTO polestar_checkpoints (session_id, turn, format, locals, label, pinned, created_at) VALUES (?, 0, ?, ?, NULL, 0, ?)', [
+          c.sessionId,
+          ROW_FORMAT,
+          locals,
+          int(rows[0].created_at, 'the new session row', c.sessionId),
+        ]);
+        return leaseOf(c.sessionId, c.owner, 1, c.incarnation);
+      });
+    });
+  }
+
+  /** {@inheritDoc SessionStore.acquire} */
+  acquire(sessionId: string, options: AcquireOptions): Promise<Lease> {
+    return this.#op('acquire', async () => {
+      const a = checkAcquire(sessionId, options);
+      return this.#write('acquire', (db) => acquireIn(db, a));
+    });
+  }
+
+  /** {@inheritDoc SessionStore.renew} */
+  renew(lease: Lease, options?: { readonly ttlMs?: number }): Promise<void> {
+    return this.#op('renew', async () => {
+      const l = checkLease(lease);
+      const ttl = checkRenew(options) ?? null;
+      await this.#write('renew', async (db) => {
+        const { rows } = await db.run(
+          `UPDATE polestar_sessions SET lease_ttl_ms = COALESCE(?, lease_ttl_ms), lease_expires_at = {now} + COALESCE(?, lease_ttl_ms)
+           WHERE ${FENCE} RETURNING lease_epoch`,
+          [ttl, ttl, ...fenceParams(l)],
+        );
+        if (rows.length === 0) await diagnose(db, l, 'renew');
+      });
+    });
+  }
+
+  /** {@inheritDoc SessionStore.release} */
+  release(lease: Lease): Promise<boolean> {
+    return this.#op('release', async () => {
+      const l = checkLease(lease);
+      return this.#write('release', async (db) => {
+        const { rows } = await db.run(
+          'UPDATE polestar_sessions SET lease_owner = NULL, lease_expires_at = NULL, lease_incarnation = NULL WHERE session_id = ? AND lease_owner = ? AND lease_epoch = ? RETURNING lease_epoch',
+          fenceParams(l),
+        );
+        return rows.length > 0;
+      });
+    });
+  }
+
+  // ---- turns ----------------------------------------------------------------------------
+
+  /** {@inheritDoc SessionStore.begin} */
+  begin(lease: Lease, options?: BeginOptions): Promise<BegunAttempt> {
+    return this.#op('begin', async () => {
+      const l = checkLease(lease);
+      const o = checkBegin(options);
+      return this.#write('begin', async (db) => {
+        const postgres = this.#driver.dialect === 'postgres';
+        const keyed = o.key !== undefined;
+        // A keyed begin opens nothing when a committed turn of the current timeline among
+        // the last keyWindow ones has the key (checked in the same statement: no round trip
+        // of its own). The only commit of this session that could run concurrently is one of
+        // this same lease, whose outcome the sessions plugin finds out before its next begin.
+        const opening = `UPDATE polestar_sessions SET rev = rev + 1, updated_at = {now}, open_turn = committed_turn + 1, open_epoch = lease_epoch,
+               open_attempt = (SELECT COALESCE(MAX(a.attempt), 0) + 1 FROM polestar_attempts a
+                               WHERE a.session_id = polestar_sessions.session_id AND a.turn = polestar_sessions.committed_turn + 1)
+             WHERE ${FENCE} AND open_turn IS NULL${keyed ? ` AND NOT EXISTS (${KEYED_TURN})` : ''}`;
+        const params = keyed ? [...fenceParams(l), o.keyWindow, o.key as string] : fenceParams(l);
+        let rows: readonly SqlRow[];
+        for (;;) {
+          // PostgreSQL: the started record in the same statement (one round trip fewer).
+          ({ rows } = await db.run(
+            postgres
+              ? `WITH u AS (${opening} RETURNING session_id, open_turn, open_attempt, lease_epoch, updated_at)
+                 INSERT INTO polestar_attempts (session_id, turn, attempt, status, epoch, started_at, turn_key)
+                 SELECT session_id, open_turn, open_attempt, 'started', lease_epoch, updated_at, CAST(? AS text) FROM u
+                 RETURNING turn AS open_turn, attempt AS open_attempt, started_at AS updated_at`
+              : `${opening} RETURNING open_turn, open_attempt, updated_at`,
+            postgres ? [...params, o.key ?? null] : params,
+          ));
+          if (rows.length > 0) break;
+          const row = await diagnose(db, l, 'begin');
+          if (keyed) {
+            const found = await db.run(
+              `SELECT k.turn FROM polestar_sessions p JOIN polestar_attempts k ON k.session_id = p.session_id
+               WHERE p.session_id = ? AND ${KEYED_CONDITION} ORDER BY k.turn DESC LIMIT 1`,
+              [l.sessionId, o.keyWindow, o.key as string],
+            );
+            if (found.rows.length > 0) throw alreadyCommitted(l.sessionId, o.key as string, int(found.rows[0].turn, `polestar_attempts row of session "${l.sessionId}"`, l.sessionId));
+          }
+          const open = openOf(row, l.sessionId);
+          // (an attempt ended by a concurrent call of the same holder in between: try again)
+          if (open === undefined) continue;
+          if (!o.replaceOpen || open.epoch !== l.epoch) throw busyAttempt(l.sessionId, open, 'beginning another');
+          // Begun with this very lease by a begin (or left by an abort) whose reply was lost:
+          // end it as aborted in this transaction, then open the next attempt.
+          await endOpen(db, l, open, 'begin outcome unknown');
+        }
+        const where = `polestar_sessions row of session "${l.sessionId}"`;
+        const turn = int(rows[0].open_turn, where, l.sessionId);
+        const attempt = int(rows[0].open_attempt, where, l.sessionId);
+        const now = int(rows[0].updated_at, where, l.sessionId);
+        if (!postgres) {
+          await db.run("INSERT INTO polestar_attempts (session_id, turn, attempt, status, epoch, started_at, turn_key) VALUES (?, ?, ?, 'started', ?, ?, ?)", [
+            l.sessionId,
+            turn,
+            attempt,
+            l.epoch,
+            now,
+            o.key ?? null,
+          ]);
+        }
+        return { turn, attempt, startedAt: new Date(now) };
+      });
+    });
+  }
+
+  /** {@inheritDoc SessionStore.append} */
+  append(lease: Lease, attempt: TurnAttempt, events: readonly NewSessionEvent[]): Promise<void> {
+    return this.#op('append', async () => {
+      const l = checkLease(lease);
+      const a = checkAttempt(attempt, 'attempt');
+      const evs = checkEvents(events, 'events');
+      await this.#write('append', async (db) => {
+        const { rows } = await db.run(
+          `UPDATE polestar_sessions SET rev = rev + 1, updated_at = {now}, last_seq = last_seq + ?
+           WHERE ${FENCE} AND open_turn = ? AND open_attempt = ? AND open_epoch = lease_epoch
+           RETURNING last_seq, updated_at`,
+          [evs.length, ...fenceParams(l), a.turn, a.attempt],
+        );
+        if (rows.length === 0) {
+          const row = await diagnose(db, l, 'append');
+          throw notOpen(l.sessionId, a, openOf(row, l.sessionId), 'append');
+        }
+        const where = `polestar_sessions row of session "${l.sessionId}"`;
+        const last = int(rows[0].last_seq, where, l.sessionId);
+        await insertEvents(db, l.sessionId, a, evs, last - evs.length + 1, int(rows[0].updated_at, where, l.sessionId));
+      });
+    });
+  }
+
+  /** {@inheritDoc SessionStore.commit} */
+  commit(lease: Lease, input: CommitInput): Promise<CommittedTurn> {
+    return this.#op('commit', async () => {
+      const l = checkLease(lease);
+      const c = checkCommit(input);
+      const locals = encodeJson(c.locals as unknown as JsonValue);
+      return this.#write('commit', async (db) => {
+        const { rows } = await db.run(
+          `UPDATE polestar_sessions SET rev = rev + 1, updated_at = {now}, last_seq = last_seq + ?, committed_turn = open_turn,
+             open_turn = NULL, open_attempt = NULL, open_epoch = NULL
+           WHERE ${FENCE} AND open_turn = ? AND open_attempt = ? AND open_epoch = lease_epoch
+           RETURNING last_seq, updated_at, rev`,
+          [c.events.length, ...fenceParams(l), c.turn, c.attempt],
+        );
+        if (rows.length === 0) {
+          // A repeat of a commit this lease made answers the same, writing nothing, even once
+          // the lease expired (as long as no acquire or release replaced it).
+          const row = await fenceRow(db, l);
+          const done = await attemptRow(db, l.sessionId, c);
+          if (done !== undefined && done.status === 'committed' && done.epoch === l.epoch && recorded(row, l)) {
+            return { turn: c.turn, attempt: c.attempt, committedAt: new Date(done.endedAt), lastSeq: done.endSeq };
+          }
+          fence(row, l, 'commit');
+          throw notOpen(l.sessionId, c, openOf(row as SqlRow, l.sessionId), 'commit');
+        }
+        return writeCommit(db, this.#driver.dialect, l, c, locals, rows[0]);
+      });
+    });
+  }
+
+  /** {@inheritDoc SessionStore.abort} */
+  abort(lease: Lease, input: AbortInput): Promise<void> {
+    return this.#op('abort', async () => {
+      const l = checkLease(lease);
+      const a = checkAbort(input);
+      await this.#write('abort', async (db) => {
+        const { rows } = await db.run(
+          `UPDATE polestar_sessions SET rev = rev + 1, updated_at = {now}, last_seq = last_seq + ?, open_turn = NULL, open_attempt = NULL, open_epoch = NULL
+           WHERE ${FENCE} AND open_turn = ? AND open_attempt = ?
+           RETURNING last_seq, updated_at, rev`,
+          [a.events.length, ...fenceParams(l), a.turn, a.attempt],
+        );
+        if (rows.length === 0) {
+          const row = await fenceRow(db, l);
+          if (recorded(row, l) && (await attemptRow(db, l.sessionId, a))?.status === 'aborted') return;
+          fence(row, l, 'abort');
+          throw notOpen(l.sessionId, a, openOf(row as SqlRow, l.sessionId), 'abort');
+        }
+        const where = `polestar_sessions row of session "${l.sessionId}"`;
+        const last = int(rows[0].last_seq, where, l.sessionId);
+        const now = int(rows[0].updated_at, where, l.sessionId);
+        await insertEvents(db, l.sessionId, a, a.events, last - a.events.length + 1, now);
+        await db.run(
+          "UPDATE polestar_attempts SET status = 'aborted', ended_at = ?, end_rev = ?, end_seq = ?, reason = ? WHERE session_id = ? AND turn = ? AND attempt = ?",
+          [now, int(rows[0].rev, where, l.sessionId), last, a.reason === undefined ? null : encodeJson(a.reason), l.sessionId, a.turn, a.attempt],
+        );
+      });
+    });
+  }
+
+  /** {@inheritDoc SessionStore.rollback} */
+  rollback(lease: Lease, turn: number): Promise<void> {
+    return this.#op('rollback', async () => {
+      const l = checkLease(lease);
+      const t = checkInt(turn, 'turn', 0);
+      await this.#write('rollback', async (db) => {
+        const { rows } = await db.run(
+          `UPDATE polestar_sessions SET rev = rev + 1, updated_at = {now}
+           WHERE ${FENCE} AND open_turn IS NULL AND committed_turn >= ?
+             AND EXISTS (SELECT 1 FROM polestar_checkpoints c WHERE c.session_id = polestar_sessions.session_id AND c.turn = ?)
+           RETURNING committed_turn, rev, updated_at`,
+          [...fenceParams(l), t, t],
+        );
+        const where = `polestar_sessions row of session "${l.sessionId}"`;
+        if (rows.length === 0) {
+          const row = await diagnose(db, l, 'rollback');
+          const open = openOf(row, l.sessionId);
+          if (open !== undefined) throw busyAttempt(l.sessionId, open, 'rolling back');
+          throw noCheckpoint(l.sessionId, t, int(row.committed_turn, where, l.sessionId));
+        }
+        const from = int(rows[0].committed_turn, where, l.sessionId);
+        await db.run('INSERT INTO polestar_rollbacks (session_id, rev, from_turn, to_turn, epoch, at) VALUES (?, ?, ?, ?, ?, ?)', [
+          l.sessionId,
+          int(rows[0].rev, where, l.sessionId),
+          from,
+          t,
+          l.epoch,
+          int(rows[0].updated_at, where, l.sessionId),
+        ]);
+        await db.run('DELETE FROM polestar_checkpoints WHERE session_id = ? AND turn > ?', [l.sessionId, t]);
+        await db.run('UPDATE polestar_sessions SET committed_turn = ? WHERE session_id = ?', [t, l.sessionId]);
+      });
+    });
+  }
+
+  /** {@inheritDoc SessionStore.pin} */
+  pin(lease: Lease, turn: number, label?: string): Promise<void> {
+    return this.#op('pin', async () => {
+      const l = checkLease(lease);
+      const t = checkInt(turn, 'turn', 0);
+      const lb = checkLabel(label);
+      await this.#write('pin', async (db) => {
+        const { rows } = await db.run(
+          `UPDATE polestar_sessions SET rev = rev + 1, updated_at = {now}
+           WHERE ${FENCE} AND EXISTS (SELECT 1 FROM polestar_checkpoints c WHERE c.session_id = polestar_sessions.session_id AND c.turn = ?)
+           RETURNING rev`,
+          [...fenceParams(l), t],
+        );
+        if (rows.length === 0) {
+          const row = await diagnose(db, l, 'pin');
+          throw noCheckpoint(l.sessionId, t, int(row.committed_turn, `polestar_sessions row of session "${l.sessionId}"`, l.sessionId));
+        }
+        await db.run('UPDATE polestar_checkpoints SET pinned = 1, label = COALESCE(?, label) WHERE session_id = ? AND turn = ?', [lb ?? null, l.sessionId, t]);
+      });
+    });
+  }
+
+  // ---- reads ----------------------------------------------------------------------------
+
+  /** {@inheritDoc SessionStore.load} */
+  load(sessionId: string, options?: { readonly turn?: number }): Promise<LoadedSession> {
+    return this.#op('load', async () => {
+      const id = checkName(sessionId, 'sessionId');
+      const wanted = checkLoad(options);
+      return this.#read('load', (db) => loadSession(db, id, wanted));
+    });
+  }
+
+  /**
+   * See {@link SessionStore.attemptStatus}. It reads in a write transaction, so it waits for
+   * a write of the session in flight: on PostgreSQL under the session's row lock
+   * (`SELECT … FOR UPDATE`); on SQLite behind the transaction in flight on the store's
+   * connection, and another connection's write lock up to `busyTimeoutMs` (then
+   * `STORE_LOCKED`).
+   */
+  attemptStatus(sessionId: string, attempt: TurnAttempt): Promise<AttemptStatus> {
+    return this.#op('attemptStatus', async () => {
+      const id = checkName(sessionId, 'sessionId');
+      const a = checkAttempt(attempt, 'attempt');
+      // A write transaction: it reads only after any write of the session in flight ended
+      // (PostgreSQL: under the session's row lock; SQLite: queued behind the write in flight
+      // on this connection, and behind another connection's write lock by the busy retry).
+      return this.#write('attemptStatus', (db) => attemptStatusIn(db, this.#driver.dialect, id, a));
+    });
+  }
+
+  /** {@inheritDoc SessionStore.checkpoints} */
+  checkpoints(sessionId: string): Promise<readonly CheckpointInfo[]> {
+    return this.#op('checkpoints', async () => {
+      const id = checkName(sessionId, 'sessionId');
+      return this.#read('checkpoints', async (db) => {
+        await sessionRow(db, id);
+        return checkpointList(db, id);
+      });
+    });
+  }
+
+  /** {@inheritDoc SessionStore.list} */
+  list(query?: ListQuery): Promise<SessionPage> {
+    return this.#op('list', async () => {
+      const q = checkList(query);
+      const where: string[] = [];
+      const params: SqlValue[] = [];
+      if (q.agentId !== undefined) {
+        where.push('agent_id = ?');
+        params.push(q.agentId);
+      }
+      if (q.after !== undefined) {
+        where.push('session_id > ?');
+        params.push(q.after);
+      }
+      params.push(q.limit + 1);
+      const { rows } = await this.#read('list', (db) =>
+        db.run(
+          `SELECT session_id, agent_id, format, committed_turn, updated_at, meta FROM polestar_sessions
+           ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY session_id LIMIT ?`,
+          params,
+        ),
+      );
+      const items = rows.slice(0, q.limit).map(summaryOf);
+      return rows.length > q.limit ? { items, cursor: encodeCursor(items[items.length - 1].sessionId) } : { items };
+    });
+  }
+
+  /** {@inheritDoc SessionStore.delete} */
+  delete(sessionId: string, options?: DeleteOptions): Promise<boolean> {
+    return this.#op('delete', async () => {
+      const id = checkName(sessionId, 'sessionId');
+      const d = checkDelete(options);
+      const mine = d.lease !== undefined && d.lease.sessionId === id ? d.lease : undefined;
+      return this.#write('delete', (db) => deleteIn(db, id, d.force, mine));
+    });
+  }
+
+  /** {@inheritDoc SessionStore.events} */
+  events(sessionId: string, query?: EventsQuery): AsyncIterable<StoredSessionEvent> {
+    return { [Symbol.asyncIterator]: () => this.#iterate(sessionId, query) };
+  }
+
+  async *#iterate(sessionId: string, query: EventsQuery | undefined): AsyncGenerator<StoredSessionEvent> {
+    const { id, afterSeq, limit } = await this.#op('events', async () => {
+      const q = checkEventsQuery(query);
+      return { id: checkName(sessionId, 'sessionId'), ...q };
+    });
+    let seq = afterSeq;
+    let left = limit;
+    let first = true;
+    while (left > 0) {
+      const page = await this.#op('events', () =>
+        this.#read('events', (db) => eventsPage(db, id, seq, Math.min(left, EVENT_PAGE), first)),
+      );
+      first = false;
+      for (const e of page) {
+        if (e.seq !== seq + 1) throw corrupt(`the log of session "${id}" jumps from seq ${seq} to ${e.seq}`, id);
+        seq = e.seq;
+        left -= 1;
+        yield e;
+      }
+      if (page.length < EVENT_PAGE) return;
+    }
+  }
+
+  /** {@inheritDoc SessionStore.close} */
+  close(): Promise<void> {
+    if (this.#closing === undefined) {
+      this.#closed = true;
+      this.#closing = (async () => {
+        await Promise.allSettled([...this.#inflight]);
+        await this.#driver.close();
+      })();
+    }
+    return this.#closing;
+  }
+}

@@ -1,0 +1,258 @@
+/**
+ * @internal A durable turn: its checks, the fenced *started* record (`begin`), the turn
+ * function run in a session turn holding the `TurnLog`, then one commit (history changes,
+ * `TurnLog` events, the committed record and a checkpoint of the persisted locals), or an
+ * aborted record and the memory put back to the last committed turn.
+ */
+import type { SystemContext } from '../../context/system-context.js';
+import { describeValue, errorText } from '../../context/token.js';
+import type { Session } from '../../conversation/session.js';
+import type { Mutable, TurnTraceContext } from '../../observability/channels.js';
+import { isStoreTimeout, outcomeUnknown } from '../bounded-call.js';
+import { SessionError, isSessionError } from '../errors.js';
+import { checkTurnKey } from '../input.js';
+import { serializeLocals } from '../serializers.js';
+import type { BeginOptions, BegunAttempt, CommitInput, Lease, PersistedLocal } from '../store.js';
+import { TurnLog } from '../turn-log.js';
+import { storeFailure } from './lease.js';
+import { abortOrSupersede, abortStale, commitUnknown, notApplied, resolve, runExclusive } from './pending.js';
+import { restoreCommitted } from './restore.js';
+import { MAYBE_OPEN, SETTLED, noop, type DurableState, type PendingCommit } from './state.js';
+import { TurnState, logEvents, stripEvent } from './turn-state.js';
+
+/** A turn's function: runs in the turn context (which holds a `Scratchpad` and the `TurnLog`). */
+export type TurnFn<R> = (turnCtx: SystemContext, session: Session) => R | Promise<R>;
+
+/** Options of {@link DurableSession.turn}. */
+export interface DurableTurnOptions {
+  /**
+   * The application's key of this turn, e.g. the id of the user message it handles (a
+   * non-empty, well-formed string without NUL, at most 1024 characters), stored with the
+   * attempt. A `turn()` whose key is the key of a committed turn of this session, among its
+   * last `keepCheckpoints` turns (at least the last one), rejects with
+   * `TURN_ALREADY_COMMITTED` (its `turn` says which) without running `fn` and without
+   * changing anything: the answer to "was my retried message applied?", also after a
+   * `COMMIT_UNKNOWN`, a crash or a resume in another process. A turn undone by a rollback no
+   * longer counts. Needs a store whose `turnKeys` is `true` (the memory, SQLite and
+   * PostgreSQL stores); with any other, a keyed `turn()` rejects with a `TypeError`.
+   */
+  readonly key?: string;
+}
+
+type Outcome<R> = { readonly ok: true; readonly value: R } | { readonly ok: false; readonly error: unknown };
+
+/** @internal `durableSession.turn(fn, options)` once traced (`traced`: its `polestar:turn` context object, when traced). */
+export function turnOf<R>(s: DurableState, fn: TurnFn<R>, options: DurableTurnOptions | undefined, traced: Mutable<TurnTraceContext> | undefined): Promise<Awaited<R>> {
+  if (typeof fn !== 'function') {
+    return Promise.reject(new TypeError(`durableSession.turn(fn) on session "${s.id}": fn must be a function (turnCtx, session) => result, got ${describeValue(fn)}.`));
+  }
+  let key: string | undefined;
+  try {
+    key = turnKey(s, options);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  const refused = s.refuse('turn()') ?? s.refuseBusy('turn()');
+  if (refused !== undefined) return Promise.reject(refused);
+  return runExclusive(s, 'turn', () => runTurn(s, fn, traced, key));
+}
+
+/** The checked `key` of `turn(fn, options)` (read once); a `TypeError` naming the option otherwise. */
+function turnKey(s: DurableState, options: unknown): string | undefined {
+  if (options === undefined) return undefined;
+  const what = `durableSession.turn(fn, options) on session "${s.id}"`;
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError(`${what}: options must be an object such as { key }, got ${describeValue(options)}.`);
+  }
+  let raw: unknown;
+  try {
+    raw = (options as { key?: unknown }).key;
+  } catch (err) {
+    throw new TypeError(`${what}: options.key could not be read: ${errorText(err)}.`, { cause: err });
+  }
+  const key = checkTurnKey(raw, `${what}: options.key`);
+  if (key !== undefined && s.rt.store.inner.turnKeys !== true) {
+    throw new TypeError(
+      `${what}: options.key needs a store that records turn keys, and this store's turnKeys is not true, so it could not tell whether a turn with that key was committed. ` +
+        'Use MemorySessionStore, SqliteSessionStore or PostgresSessionStore (or a store that implements keys), or run the turn without a key.',
+    );
+  }
+  return key;
+}
+
+/** @internal One turn, from its started record to its commit (or its aborted record). */
+export async function runTurn<R>(s: DurableState, fn: TurnFn<R>, traced: Mutable<TurnTraceContext> | undefined, key: string | undefined): Promise<Awaited<R>> {
+  const rt = s.rt;
+  const store = rt.store;
+  const lease = s.lease as Lease;
+  // Settling the ledger may have awaited the store: the session may be over by now.
+  const refused = s.refuse('turn()');
+  if (refused !== undefined && s.state !== 'closing') throw refused;
+  const t = new TurnState(s.id, (ts) => flush(s, ts));
+  let attempt: BegunAttempt;
+  try {
+    // With a key, the store refuses it (TURN_ALREADY_COMMITTED, writing nothing) when a recent committed turn has it.
+    const keyed: BeginOptions | undefined = key === undefined ? undefined : { key, keyWindow: Math.max(1, rt.keepCheckpoints) };
+    attempt = await (s.ledger.kind === 'maybe-open' ? beginSuperseding(s, lease, keyed) : keyed === undefined ? store.begin(lease) : store.begin(lease, keyed));
+  } catch (err) {
+    throw beginFailed(s, err);
+  }
+  t.attempt = attempt;
+  if (traced !== undefined) {
+    traced.turn = attempt.turn;
+    traced.attempt = attempt.attempt;
+  }
+  if (s.tornDown) throw notCommitted(s, attempt.turn, undefined);
+  s.turn = t;
+  let outcome: Outcome<Awaited<R>>;
+  try {
+    const value = await (s.session as Session)._turn((turnCtx, session) => {
+      turnCtx.insert(TurnLog, t.log);
+      return fn(turnCtx, session);
+    }, traced);
+    outcome = { ok: true, value };
+  } catch (error) {
+    outcome = { ok: false, error };
+  }
+  t.accepting = false;
+  await t.settled();
+  if (s.turn === t) s.turn = undefined;
+  if (s.tornDown) throw notCommitted(s, attempt.turn, outcome.ok ? undefined : outcome.error);
+
+  if (outcome.ok && t.flushUnknown !== undefined) {
+    // The events of that flush may or may not be stored: committing could write them twice.
+    outcome = {
+      ok: false,
+      error: new SessionError(
+        'STORE_ERROR',
+        `turn ${attempt.turn} of session "${s.id}" was not committed: a TurnLog.flush() of it had an unknown outcome (${errorText(t.flushUnknown)}), ` +
+          'so committing could store its events twice; the history and locals went back to the last committed turn. Retry the turn.',
+        { sessionId: s.id, cause: t.flushUnknown },
+      ),
+    };
+  }
+  if (outcome.ok) {
+    const value = outcome.value;
+    let locals: PersistedLocal[] | undefined;
+    try {
+      locals = serializeLocals(rt.serializers, s.homes(), s.id);
+    } catch (error) {
+      outcome = { ok: false, error };
+    }
+    if (locals !== undefined) {
+      const input: CommitInput = {
+        turn: attempt.turn,
+        attempt: attempt.attempt,
+        events: t.pending.map(stripEvent),
+        locals,
+        keepCheckpoints: rt.keepCheckpoints,
+      };
+      try {
+        await store.commit(lease, input);
+      } catch (err) {
+        // A lock wait is a refusal too, but finding out costs little and is never wrong.
+        if (outcomeUnknown(err) || isSessionError(err, 'STORE_LOCKED')) {
+          // The commit may have been applied: find out before turn() settles.
+          const pending: PendingCommit = { kind: 'commit-unknown', attempt, input, log: logEvents(t), cause: err };
+          s.ledger = pending;
+          const found = await resolve(s, pending);
+          if (found.outcome === 'committed') return value;
+          throw found.outcome === 'not-committed' ? notApplied(s, pending, found.status) : commitUnknown(s, pending, found.error);
+        }
+        const failure = storeFailure(s, err);
+        if (!s.tornDown) {
+          await abortOrSupersede(s, lease, attempt, logEvents(t), `commit failed: ${errorText(err)}`);
+          await restoreCommitted(s, s.committedLocals);
+        }
+        throw failure;
+      }
+      s.advance(attempt.turn, locals);
+      // A listener's failure does not undo a committed turn.
+      await s.emit('session/turn-committed').catch(noop);
+      return value;
+    }
+  }
+  const error = (outcome as { error: unknown }).error;
+  await abortOrSupersede(s, lease, attempt, logEvents(t), errorText(error));
+  if (!s.tornDown) await restoreCommitted(s, s.committedLocals);
+  throw error;
+}
+
+/**
+ * Writes the started record after a `begin` or `abort` whose outcome was unknown: it
+ * supersedes the attempt that may have been left open (`replaceOpen`; on a store that
+ * does not know the option, by aborting that attempt first). A turn with a settled ledger
+ * calls `store.begin(lease)` directly (no extra step on the happy path).
+ */
+async function beginSuperseding(s: DurableState, lease: Lease, keyed: BeginOptions | undefined): Promise<BegunAttempt> {
+  const store = s.rt.store;
+  let attempt: BegunAttempt;
+  try {
+    attempt = await store.begin(lease, { ...keyed, replaceOpen: true });
+  } catch (err) {
+    if (!isSessionError(err, 'SESSION_BUSY')) throw err;
+    await abortStale(s);
+    attempt = await (keyed === undefined ? store.begin(lease) : store.begin(lease, keyed));
+  }
+  s.ledger = SETTLED;
+  return attempt;
+}
+
+/**
+ * The error a turn whose started record failed rejects with. A `begin` whose outcome is
+ * unknown (or a lock wait) may have left an attempt open: the next turn supersedes it, and
+ * this turn rejects with `STORE_ERROR` (`fn` did not run, so nothing of it can commit).
+ */
+function beginFailed(s: DurableState, err: unknown): unknown {
+  const locked = isSessionError(err, 'STORE_LOCKED');
+  if (!locked && !outcomeUnknown(err)) return storeFailure(s, err);
+  // Superseding an attempt that is not there costs nothing: after a lock wait too.
+  if (s.ledger.kind === 'settled') s.ledger = MAYBE_OPEN;
+  if (locked) return err;
+  return new SessionError(
+    'STORE_ERROR',
+    `turn ${s.committedTurn + 1} of session "${s.id}" did not start: store.begin() failed (${errorText(err)}); fn did not run, so nothing of the turn was committed. ` +
+      'Retry the turn (it supersedes the attempt that may have been left open)' +
+      (isStoreTimeout(err) ? ', or raise storeTimeoutMs if the store is only slow.' : ', and check the store if it keeps failing.'),
+    { sessionId: s.id, cause: err },
+  );
+}
+
+/** Writes what the turn buffered (a `TurnLog.flush()`); a batch that may be stored makes the turn unable to commit. */
+async function flush(s: DurableState, t: TurnState): Promise<void> {
+  const batch = t.pending.splice(0);
+  if (batch.length === 0) return;
+  try {
+    await s.rt.store.append(s.lease as Lease, t.attempt as BegunAttempt, batch.map(stripEvent));
+  } catch (err) {
+    if (outcomeUnknown(err)) {
+      // The batch may be stored: it is not written again, and the turn can not commit.
+      t.flushUnknown ??= err;
+      throw new SessionError(
+        'STORE_ERROR',
+        `TurnLog.flush() in turn ${(t.attempt as BegunAttempt).turn} of session "${s.id}": store.append() failed (${errorText(err)}) and may or may not have written the events; ` +
+          'this turn can no longer commit (it would risk storing them twice): let it fail and retry it.',
+        { sessionId: s.id, cause: err },
+      );
+    }
+    // Put the batch back in front (no spread into a call: a turn may hold any number of events).
+    const rest = t.pending.splice(0);
+    for (const e of batch) t.pending.push(e);
+    for (const e of rest) t.pending.push(e);
+    throw storeFailure(s, err);
+  }
+}
+
+/** The rejection of a turn the session's end overtook: `LEASE_LOST`, the turn's own error, or `SESSION_CLOSED`. */
+function notCommitted(s: DurableState, turn: number, error: unknown): unknown {
+  if (s.lost !== undefined) {
+    return new SessionError('LEASE_LOST', `turn ${turn} of session "${s.id}" was not committed: the session lost its lease (${s.lost.message}); resume it (sessions.resume) and retry the turn.`, {
+      sessionId: s.id,
+      cause: s.lost,
+    });
+  }
+  if (error !== undefined) return error;
+  return new SessionError('SESSION_CLOSED', `turn ${turn} of session "${s.id}" was not committed: the session was disposed while it ran; resume it (sessions.resume) and retry the turn.`, {
+    sessionId: s.id,
+  });
+}

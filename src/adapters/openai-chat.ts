@@ -3,7 +3,7 @@
  * (`messages`), as plain JSON whose types are assignable to the `openai` SDK's own
  * (`ChatCompletionTool`, `ChatCompletionMessageParam`, …) without importing it.
  */
-import { snapshotChatMessage, type ChatMessage, type ChatToolCall } from '../agents/history.js';
+import { snapshotChatMessage, type ChatMessage, type ChatToolCall } from '../conversation/chat-message.js';
 import { describeValue } from '../util/describe-value.js';
 import { thawJson, type JsonValue } from '../util/lossless-json.js';
 import type { ToolCall, ToolResult, ToolSchema } from '../tools/types.js';

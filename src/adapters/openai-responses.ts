@@ -4,7 +4,7 @@
  * to the `openai` SDK's (`FunctionTool`, `ResponseInputItem`, …) without importing it.
  * The OpenAI Agents SDK's model items have the same shapes.
  */
-import { snapshotChatMessage, type ChatMessage, type ChatToolCall } from '../agents/history.js';
+import { snapshotChatMessage, type ChatMessage, type ChatToolCall } from '../conversation/chat-message.js';
 import { describeValue } from '../util/describe-value.js';
 import { thawJson, type JsonValue } from '../util/lossless-json.js';
 import type { ToolCall, ToolResult, ToolSchema } from '../tools/types.js';

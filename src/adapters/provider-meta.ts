@@ -3,7 +3,7 @@
  * JSON object written by a provider's `from…` and read back only by the same provider's
  * `to…` (other keys of `meta`, and other providers' keys, are left alone).
  */
-import type { ChatMessage } from '../agents/history.js';
+import type { ChatMessage } from '../conversation/chat-message.js';
 import type { JsonObject, JsonValue } from '../util/lossless-json.js';
 
 /** @internal The `meta` keys the converters own. */

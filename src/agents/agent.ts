@@ -3,7 +3,7 @@
  * every disposal path converges on. `AgentHandle`: what `agents.create()` resolves to.
  */
 import type { SystemContext } from '../context/system-context.js';
-import { throwCollected } from '../disposal/ownership.js';
+import { throwCollected } from '../lifetime/errors.js';
 import type { ParentFilter } from '../context/parent-filter.js';
 import { scopeContext } from '../scope/scope.js';
 import type { Composition } from './composition.js';

@@ -5,14 +5,7 @@ export { Agent, AgentHandle } from './agent.js';
 export type { AgentState } from './agent.js';
 export { AgentsPlugin } from './plugin.js';
 export { AgentError } from './errors.js';
-export { Scratchpad, Session, openSession } from './session.js';
-export type { SessionOptions } from './session.js';
-export { ConversationHistory } from './history.js';
-export type {
-  ChatMessage,
-  ChatSystemMessage,
-  ChatUserMessage,
-  ChatAssistantMessage,
-  ChatToolMessage,
-  ChatToolCall,
-} from './history.js';
+export { Scratchpad, Session, openSession } from '../conversation/session.js';
+export type { SessionOptions } from '../conversation/session.js';
+export { ConversationHistory } from '../conversation/conversation-history.js';
+export type { ChatMessage, ChatSystemMessage, ChatUserMessage, ChatAssistantMessage, ChatToolMessage, ChatToolCall } from '../conversation/chat-message.js';

@@ -11,7 +11,9 @@ import { ResourceEntry } from './resource-entry.js';
 import { resolveServerOptions, type ResolvedServerOptions, type ServerOptions } from './server-options.js';
 import { SystemContext } from './system-context.js';
 import { assertToken, describeValue, errorText, nameOf, tokenOfValue, type Token } from './token.js';
-import { collect, disposeValue, probeDisposable, settle, throwCollected } from '../disposal/ownership.js';
+import { collect, settle } from '../lifetime/settle.js';
+import { disposeValue, probeDisposable } from '../disposal/disposable.js';
+import { throwCollected } from '../lifetime/errors.js';
 import { ServerContainer } from '../container/server-container.js';
 import { resolveLogger, type Logger } from '../observability/logger.js';
 

@@ -4,7 +4,7 @@
  * snapshotted (a detached, deep-frozen copy) on the way in.
  */
 import { describeValue } from '../context/token.js';
-import { NotLosslessJsonError, snapshotJson, type JsonValue } from '../tools/lossless-json.js';
+import { NotLosslessJsonError, snapshotJson, type JsonValue } from '../util/lossless-json.js';
 
 /** A system (instruction) message. */
 export interface ChatSystemMessage {

@@ -2,7 +2,7 @@
  * Owning an undo on a context: the one way registries tie a registration's lifetime to
  * the context it was made through.
  */
-import type { Cleanup } from './ownership.js';
+import type { Cleanup } from '../lifetime/finalizers.js';
 
 /** Anything that can own cleanups (a `SystemContext`). */
 export interface Owner {

@@ -5,7 +5,7 @@
 import type { SystemContext } from '../context/system-context.js';
 import { describeValue } from '../util/describe-value.js';
 import { isThenable } from '../util/is-thenable.js';
-import { settle } from '../disposal/ownership.js';
+import { settle } from '../lifetime/settle.js';
 import type { Token } from '../context/token.js';
 import { runSystemStep, type OutputSink } from '../system/run.js';
 import { SystemError } from '../system/system-error.js';

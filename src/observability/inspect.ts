@@ -7,8 +7,8 @@
  * so it costs nothing until it is called.
  */
 import { Agent } from '../agents/agent.js';
-import { ConversationHistory } from '../agents/history.js';
-import { Scratchpad } from '../agents/session.js';
+import { ConversationHistory } from '../conversation/conversation-history.js';
+import { Scratchpad } from '../conversation/session.js';
 import { Server } from '../context/server.js';
 import { SystemContext } from '../context/system-context.js';
 import { nameOf, type Token } from '../context/token.js';
@@ -16,7 +16,7 @@ import { describeValue } from '../util/describe-value.js';
 import { eventBusOf } from '../events/events.js';
 import { promptRegistryOf } from '../prompts/prompts.js';
 import { scopeLabel } from '../scope/layers.js';
-import { DurableSession } from '../sessions/durable-session.js';
+import { DurableSession } from '../sessions/durable/durable-session.js';
 import { sessionRegistryOf } from '../sessions/plugin.js';
 import { toolRegistryOf } from '../tools/tools.js';
 import { formatMermaid, formatText, readTree } from './inspect-format.js';

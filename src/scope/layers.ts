@@ -5,7 +5,7 @@
  */
 import type { Server } from '../context/server.js';
 import type { SystemContext } from '../context/system-context.js';
-import type { Slot } from '../disposal/ownership.js';
+import type { Slot } from '../lifetime/finalizers.js';
 import { branded } from '../util/brand.js';
 
 /** A registration refused because of a registry rule (duplicate name, reserved name, ...). */

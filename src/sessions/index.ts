@@ -3,37 +3,10 @@
 // each importing only its own driver.
 export { SessionError, SESSION_ERROR_CODES } from './errors.js';
 export type { SessionErrorCode, SessionErrorOptions, LeaseHolder } from './errors.js';
-export { HISTORY_KIND_PREFIX } from './store.js';
-export type {
-  SessionStore,
-  Lease,
-  PersistedLocal,
-  NewSessionEvent,
-  SessionEventStatus,
-  StoredSessionEvent,
-  TurnAttempt,
-  BegunAttempt,
-  OpenAttempt,
-  CommittedTurn,
-  CheckpointInfo,
-  Checkpoint,
-  LeaseState,
-  SessionInfo,
-  LoadedSession,
-  SessionSummary,
-  SessionPage,
-  CreateSessionInput,
-  AcquireOptions,
-  CommitInput,
-  AbortInput,
-  BeginOptions,
-  AttemptStatus,
-  DeleteOptions,
-  ListQuery,
-  EventsQuery,
-} from './store.js';
-export { MemorySessionStore } from './memory-store.js';
-export type { MemorySessionStoreOptions } from './memory-store.js';
+export { HISTORY_KIND_PREFIX } from './store/contract.js';
+export type { SessionStore, Lease, PersistedLocal, NewSessionEvent, SessionEventStatus, StoredSessionEvent, TurnAttempt, BegunAttempt, OpenAttempt, CommittedTurn, CheckpointInfo, Checkpoint, LeaseState, SessionInfo, LoadedSession, SessionSummary, SessionPage, CreateSessionInput, AcquireOptions, CommitInput, AbortInput, BeginOptions, AttemptStatus, DeleteOptions, ListQuery, EventsQuery } from './store/contract.js';
+export { MemorySessionStore } from './store/memory.js';
+export type { MemorySessionStoreOptions } from './store/memory.js';
 export { SessionsPlugin } from './plugin.js';
 export type { SessionsPluginOptions } from './plugin.js';
 export { Sessions } from './sessions.js';
@@ -45,8 +18,9 @@ export type {
   SessionListItem,
   SessionListPage,
 } from './sessions.js';
-export { DurableSession } from './durable-session.js';
-export type { TurnFn, SessionCheckpoint, DurableTurnOptions } from './durable-session.js';
+export { DurableSession } from './durable/durable-session.js';
+export type { TurnFn, DurableTurnOptions } from './durable/turn.js';
+export type { SessionCheckpoint } from './durable/rollback.js';
 export { TurnLog } from './turn-log.js';
 export type { LocalSerializer, SerializerEntry } from './serializers.js';
 export type { SessionEventRecord, InterruptedTurn, InterruptedHandler } from './runtime.js';

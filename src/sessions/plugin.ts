@@ -8,13 +8,13 @@ import type { Plugin } from '../context/plugin.js';
 import type { Server } from '../context/server.js';
 import { describeValue } from '../context/token.js';
 import { definePlugin } from '../registry/define-plugin.js';
-import { checkName } from './input.js';
-import { MemorySessionStore } from './memory-store.js';
+import { checkName } from './store/input.js';
+import { MemorySessionStore } from './store/memory.js';
 import { SessionRegistry, type InterruptedHandler, type SessionsRuntime } from './runtime.js';
 import { checkSerializers, type SerializerEntry } from './serializers.js';
 import { Sessions } from './sessions.js';
-import type { SessionStore } from './store.js';
-import { applyStoreBounds } from './store-bound.js';
+import type { SessionStore } from './store/contract.js';
+import { applyStoreBounds } from './store/store-bound.js';
 import { storeChannel, trace } from '../observability/channels.js';
 
 const sessions = definePlugin<SessionsRuntime, Sessions>({

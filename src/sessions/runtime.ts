@@ -3,14 +3,14 @@
  * sessions they open: the store, the serializers, the options, the lease owner id, and the
  * registry of the sessions live (or loading) in this process.
  */
-import type { ChatMessage } from '../agents/history.js';
-import type { Session } from '../agents/session.js';
-import type { JsonValue } from '../tools/lossless-json.js';
+import type { ChatMessage } from '../conversation/chat-message.js';
+import type { Session } from '../conversation/session.js';
+import type { JsonValue } from '../util/lossless-json.js';
 import { IdRegistry } from '../registry/id-registry.js';
-import { BoundedStore } from './bounded-call.js';
+import { BoundedStore } from './store/bounded-call.js';
 import { SessionError, isSessionError } from './errors.js';
 import type { SerializerSet } from './serializers.js';
-import type { SessionEventStatus, SessionStore } from './store.js';
+import type { SessionEventStatus, SessionStore } from './store/contract.js';
 
 /** One stored event of a session, as `sessions.events()` and `interruptedTurns` give it. */
 export interface SessionEventRecord {

@@ -6,9 +6,9 @@
  */
 import type { SystemContext } from '../context/system-context.js';
 import { describeValue, errorText, isToken, nameOf, type Token } from '../context/token.js';
-import { snapshotJson, thawJson, type JsonValue } from '../tools/lossless-json.js';
+import { snapshotJson, thawJson, type JsonValue } from '../util/lossless-json.js';
 import { SessionError } from './errors.js';
-import type { PersistedLocal } from './store.js';
+import type { PersistedLocal } from './store/contract.js';
 
 /**
  * How one local persists. `key` is a stable string naming the local in the store (never a

@@ -15,7 +15,7 @@ import type { ParentFilter } from '../context/parent-filter.js';
 import { setProvider } from '../context/provider-hints.js';
 import { describeValue, errorText } from '../context/token.js';
 import { ContextView } from '../scope/context-view.js';
-import { snapshotJson, type JsonValue } from '../tools/lossless-json.js';
+import { snapshotJson, type JsonValue } from '../util/lossless-json.js';
 import { DurableSession, eventRecord, type OpenSnapshot, type TurnFn } from './durable/index.js';
 import { SessionError } from './errors.js';
 import { liveRuntime, type LiveRuntime, type SessionEventRecord, type SessionsRuntime } from './runtime.js';

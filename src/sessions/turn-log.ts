@@ -5,8 +5,8 @@
  */
 import { describeValue } from '../context/token.js';
 import type { ownClass } from '../system/own-class.js';
-import { snapshotJson, type JsonValue } from '../tools/lossless-json.js';
-import { HISTORY_KIND_PREFIX } from './store.js';
+import { snapshotJson, type JsonValue } from '../util/lossless-json.js';
+import { HISTORY_KIND_PREFIX } from './store/contract.js';
 
 /** @internal Where a {@link TurnLog} writes: the turn it belongs to. */
 export interface TurnSink {

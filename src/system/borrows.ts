@@ -13,7 +13,7 @@
  * made only for work that outlives the call that started it.
  */
 import { ContextDisposedError, ParamError } from '../context/errors.js';
-import type { InFlight } from '../context/in-flight.js';
+import type { InFlight } from '../lifetime/work.js';
 import { MAX_TIMEOUT_MS } from '../context/server-options.js';
 import type { ResourceEntry } from '../context/resource-entry.js';
 import type { SystemContext } from '../context/system-context.js';

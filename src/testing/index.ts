@@ -13,13 +13,8 @@ export type { CheckedPair, CheckedPairs, CheckedFactoryPair, CheckedFactoryPairs
 export { runSystem } from './run-system.js';
 export type { RunSystemOptions, RunSystemResult } from './run-system.js';
 export { assertNoLeaks, LeakError } from './assert-no-leaks.js';
-export { runSessionStoreConformance, SESSION_STORE_CONFORMANCE_CHECKS } from './session-store-conformance.js';
-export type {
-  ConformanceTestFn,
-  MakeSessionStore,
-  SessionStoreConformanceOptions,
-  SessionStoreConformanceReport,
-} from './session-store-conformance.js';
+export { runSessionStoreConformance, SESSION_STORE_CONFORMANCE_CHECKS } from './conformance/run.js';
+export type { ConformanceTestFn, MakeSessionStore, SessionStoreConformanceOptions, SessionStoreConformanceReport } from './conformance/types.js';
 export { createTestAgent } from './create-test-agent.js';
 export type { TestAgentOptions, TestAgent } from './create-test-agent.js';
 export { fakeAgent } from './fake-agent.js';

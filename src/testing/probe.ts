@@ -11,14 +11,14 @@
  * @internal
  * @packageDocumentation
  */
-import type { ConversationHistory, HistoryMark, HistoryObserver } from '../agents/history.js';
-import type { InFlight } from '../context/in-flight.js';
+import type { ConversationHistory, HistoryMark, HistoryObserver } from '../conversation/conversation-history.js';
+import type { InFlight } from '../lifetime/work.js';
 import type { ResourceEntry } from '../context/resource-entry.js';
 import type { LocalLifetime, Server } from '../context/server.js';
 import type { SystemContext } from '../context/system-context.js';
 import type { Token } from '../context/token.js';
-import type { Cleanup, Ownership } from '../disposal/ownership.js';
-import type { DurableSession } from '../sessions/durable-session.js';
+import type { Cleanup, Finalizers as Ownership } from '../lifetime/finalizers.js';
+import type { DurableSession } from '../sessions/durable/durable-session.js';
 import type { Sessions } from '../sessions/sessions.js';
 import type { SqliteSessionStore } from '../sessions/sqlite.js';
 import type { Lease } from '../sessions/index.js';

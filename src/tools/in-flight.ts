@@ -5,7 +5,7 @@
  * (bounded by `disposeTimeoutMs`). Members are linked into the group intrusively, so a
  * call joins and leaves with a few field writes: no `Set`, no per-call closure.
  */
-import type { InFlight } from '../context/in-flight.js';
+import type { InFlight } from '../lifetime/work.js';
 import type { CallState } from './execution.js';
 
 const RESOLVED: Promise<void> = Promise.resolve();

@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { ConversationHistory, type ChatMessage } from '../../src/index.js';
-import type { HistoryChange, HistoryMark } from '../../src/agents/history.js';
+import type { HistoryChange, HistoryMark } from '../../src/conversation/conversation-history.js';
 import { probe } from '../../src/testing/probe.js';
 
 const user = (content: string): ChatMessage => ({ role: 'user', content });

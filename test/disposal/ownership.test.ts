@@ -1,5 +1,8 @@
 import { isDisposable } from '../../src/index.js';
-import { disposeValue, Ownership, settle, throwCollected } from '../../src/disposal/ownership.js';
+import { disposeValue } from '../../src/disposal/disposable.js';
+import { Finalizers as Ownership } from '../../src/lifetime/finalizers.js';
+import { settle } from '../../src/lifetime/settle.js';
+import { throwCollected } from '../../src/lifetime/errors.js';
 import { ownedBy } from '../../src/disposal/owned.js';
 import { ContextDisposedError, Server } from '../../src/index.js';
 import { probe } from '../../src/testing/probe.js';

@@ -9,7 +9,7 @@ const dir = join(ROOT, '.build/doc-examples-durable-sessions');
 // The guide, and the TSDoc examples of the sessions API.
 const blocks = [
   ...extractBlocks('docs/durable-sessions.md'),
-  ...['sessions', 'durable-session', 'plugin', 'serializers', 'turn-log'].flatMap((f) => extractBlocks(`src/sessions/${f}.ts`)),
+  ...['sessions', 'durable/durable-session', 'plugin', 'serializers', 'turn-log'].flatMap((f) => extractBlocks(`src/sessions/${f}.ts`)),
 ];
 writeBlocks(blocks, dir);
 // The SQL stores' entry points point at the sources too.

@@ -6,7 +6,7 @@
 import pg from 'pg';
 import { SessionError } from '../../src/index.js';
 import { PostgresSessionStore } from '../../src/sessions/postgres.js';
-import { STORE_BOUND } from '../../src/sessions/store-bound.js';
+import { STORE_BOUND } from '../../src/sessions/store/store-bound.js';
 import { describeCluster, pgClusterAvailability, startPgCluster, type PgCluster } from './support/pg-cluster.js';
 import { spawnVictim, type Victim } from './support/pg-victim-process.js';
 import { startTcpProxy } from './support/tcp-proxy.js';

@@ -9,7 +9,7 @@
 import { modelMessageSchema, type ModelMessage } from 'ai';
 import fc from 'fast-check';
 import type { ChatMessage } from '../../src/index.js';
-import { snapshotJson, type JsonValue } from '../../src/tools/lossless-json.js';
+import { snapshotJson, type JsonValue } from '../../src/util/lossless-json.js';
 import { fromAiSdkMessages, toAiSdkMessages } from '../../src/adapters/ai-sdk.js';
 
 const RUNS = Number(process.env.FC_RUNS ?? 300);

@@ -10,9 +10,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MemorySessionStore } from '../../src/sessions/memory-store.js';
+import { MemorySessionStore } from '../../src/sessions/store/memory.js';
 import { SqliteSessionStore } from '../../src/sessions/sqlite.js';
-import type { SessionStore } from '../../src/sessions/store.js';
+import type { SessionStore } from '../../src/sessions/store/contract.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'polestar-repeat-commit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -7,7 +7,7 @@
 import pg from 'pg';
 import { SessionError } from '../../src/index.js';
 import { PostgresSessionStore } from '../../src/sessions/postgres.js';
-import { STORE_BOUND } from '../../src/sessions/store-bound.js';
+import { STORE_BOUND } from '../../src/sessions/store/store-bound.js';
 import { createTestDatabase, describePg, pgTarget } from '../sessions/pg-target.js';
 
 const target = await pgTarget();

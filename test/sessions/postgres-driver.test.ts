@@ -8,7 +8,7 @@ import { EventEmitter } from 'node:events';
 import pg from 'pg';
 import { SessionError } from '../../src/index.js';
 import { PostgresSessionStore, type PgPoolClientLike, type PgPoolLike } from '../../src/sessions/postgres.js';
-import { STORE_BOUND } from '../../src/sessions/store-bound.js';
+import { STORE_BOUND } from '../../src/sessions/store/store-bound.js';
 import { startTcpProxy, type TcpProxy } from '../faults/support/tcp-proxy.js';
 import { createTestDatabase, describePg, pgTarget } from './pg-target.js';
 

@@ -13,7 +13,7 @@ import pg from 'pg';
 import type { Lease, SessionStore } from '../../src/index.js';
 import { PostgresSessionStore } from '../../src/sessions/postgres.js';
 import { SqliteSessionStore } from '../../src/sessions/sqlite.js';
-import { STORE_BOUND, applyStoreBounds } from '../../src/sessions/store-bound.js';
+import { STORE_BOUND, applyStoreBounds } from '../../src/sessions/store/store-bound.js';
 import { probe } from '../../src/testing/probe.js';
 import { createTestDatabase, describePg, pgTarget } from './pg-target.js';
 

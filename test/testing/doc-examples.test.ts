@@ -14,7 +14,7 @@ const SOURCES = [
   'src/testing/assert-no-leaks.ts',
   'src/agents/agents.ts',
   'src/agents/agent.ts',
-  'src/agents/session.ts',
+  'src/conversation/session.ts',
   'docs/testing.md',
 ];
 

@@ -5,7 +5,7 @@
  * and read every property once.
  */
 import fc from 'fast-check';
-import { NotLosslessJsonError, snapshotJson, snapshotJsonLike, type JsonValue } from '../../src/tools/lossless-json.js';
+import { NotLosslessJsonError, snapshotJson, snapshotJsonLike, type JsonValue } from '../../src/util/lossless-json.js';
 
 // JSON text round trip: fast-check may generate -0, which JSON (and the snapshot) refuses.
 const json = fc.jsonValue({ maxDepth: 4 }).map((v) => JSON.parse(JSON.stringify(v)) as JsonValue);

@@ -4,7 +4,7 @@
  * of a random JSON value (objects give `.key`, arrays `[i]`).
  */
 import fc from 'fast-check';
-import { NotLosslessJsonError, snapshotJson } from '../../src/tools/lossless-json.js';
+import { NotLosslessJsonError, snapshotJson } from '../../src/util/lossless-json.js';
 
 type Plain = null | boolean | number | string | Plain[] | { [k: string]: Plain };
 

@@ -7,7 +7,7 @@
  */
 import type { Agent } from '../../agents/agent.js';
 import { SessionError } from '../errors.js';
-import { bounded, isStoreTimeout } from '../bounded-call.js';
+import { bounded, isStoreTimeout } from '../store/bounded-call.js';
 import type { DurableState } from './state.js';
 
 /** @internal `durableSession.close()`: no new turns, drain the one in flight (bounded), then dispose. Memoized. */

@@ -7,9 +7,9 @@
  * failure (a store hiccup) is retried at the next tick or write: if the store stays away
  * past the TTL, the next renewal or write is refused with `LEASE_LOST`.
  */
-import type { BoundedStore, WriteGuard } from '../bounded-call.js';
+import type { BoundedStore, WriteGuard } from '../store/bounded-call.js';
 import { isSessionError, type SessionError } from '../errors.js';
-import type { Lease } from '../store.js';
+import type { Lease } from '../store/contract.js';
 
 const noop = (): void => undefined;
 

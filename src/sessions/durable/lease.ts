@@ -5,7 +5,7 @@
  * session.
  */
 import { isSessionError, type SessionError } from '../errors.js';
-import type { Lease } from '../store.js';
+import type { Lease } from '../store/contract.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { noop, type DurableState } from './state.js';
 

@@ -11,7 +11,7 @@ import { openSession, type Session } from '../../conversation/session.js';
 import { describeValue, nameOf } from '../../context/token.js';
 import { SessionError, isSessionError } from '../errors.js';
 import { deserializeLocals, insertLocals, restoreInPlace, serializeLocals } from '../serializers.js';
-import type { LoadedSession } from '../store.js';
+import type { LoadedSession } from '../store/contract.js';
 import { installTeardown } from './close.js';
 import { adoptLease } from './lease.js';
 import { eventRecord, replayHistory } from './replay.js';

@@ -5,9 +5,9 @@
  * an attempt open. Turns and rollbacks run one at a time, each after the ledger is settled.
  */
 import { errorText } from '../../context/token.js';
-import { bounded, outcomeUnknown, storeTimeoutError } from '../bounded-call.js';
+import { bounded, outcomeUnknown, storeTimeoutError } from '../store/bounded-call.js';
 import { SessionError, isSessionError } from '../errors.js';
-import type { AttemptStatus, Lease, NewSessionEvent, TurnAttempt } from '../store.js';
+import type { AttemptStatus, Lease, NewSessionEvent, TurnAttempt } from '../store/contract.js';
 import { endLost, storeFailure } from './lease.js';
 import { restoreCommitted } from './restore.js';
 import { MAYBE_OPEN, SETTLED, noop, type DurableState, type Found, type Ledger, type PendingCommit } from './state.js';

@@ -7,7 +7,7 @@ import { ConversationHistory } from '../../conversation/conversation-history.js'
 import { describeValue, errorText } from '../../context/token.js';
 import { SessionError } from '../errors.js';
 import type { SessionEventRecord } from '../runtime.js';
-import type { StoredSessionEvent } from '../store.js';
+import type { StoredSessionEvent } from '../store/contract.js';
 
 /** @internal A stored event as the public API shows it (frozen). */
 export function eventRecord(e: StoredSessionEvent, status = e.status): SessionEventRecord {

@@ -7,7 +7,7 @@ import type { Session } from '../../conversation/session.js';
 import { errorText } from '../../context/token.js';
 import { SessionError } from '../errors.js';
 import { deserializeLocals, insertLocals } from '../serializers.js';
-import type { PersistedLocal } from '../store.js';
+import type { PersistedLocal } from '../store/contract.js';
 import { noop, type DurableState } from './state.js';
 
 /**

@@ -5,10 +5,10 @@
  */
 import type { Session } from '../../conversation/session.js';
 import { describeValue, errorText } from '../../context/token.js';
-import { isStoreTimeout, outcomeUnknown } from '../bounded-call.js';
+import { isStoreTimeout, outcomeUnknown } from '../store/bounded-call.js';
 import { SessionError } from '../errors.js';
 import { deserializeLocals, insertLocals, restoreInPlace, serializeLocals, type RestoredLocal } from '../serializers.js';
-import type { Lease, LoadedSession, PersistedLocal } from '../store.js';
+import type { Lease, LoadedSession, PersistedLocal } from '../store/contract.js';
 import { storeFailure } from './lease.js';
 import { runExclusive } from './pending.js';
 import { replayHistory } from './replay.js';

@@ -10,11 +10,11 @@ import type { ConversationHistory, HistoryMark, HistoryObserver } from '../../co
 import type { Session } from '../../conversation/session.js';
 import type { SessionEventInfo, SessionLeaseLostInfo } from '../../events/event-map.js';
 import { eventBusOf } from '../../events/events.js';
-import type { JsonValue } from '../../tools/lossless-json.js';
+import type { JsonValue } from '../../util/lossless-json.js';
 import { SessionError } from '../errors.js';
 import type { InterruptedTurn, LiveRuntime, RegistryEntry } from '../runtime.js';
 import type { LocalHomes, RestoredLocal } from '../serializers.js';
-import type { AttemptStatus, BegunAttempt, CommitInput, Lease, LoadedSession, NewSessionEvent, PersistedLocal } from '../store.js';
+import type { AttemptStatus, BegunAttempt, CommitInput, Lease, LoadedSession, NewSessionEvent, PersistedLocal } from '../store/contract.js';
 import type { LeaseKeeper } from './lease-keeper.js';
 import type { TurnState } from './turn-state.js';
 

@@ -3,9 +3,9 @@
  * `TurnLog` records, written with its commit or its aborted record) and its `TurnLog`'s
  * sink, whose flushes run one after the other.
  */
-import type { JsonValue } from '../../tools/lossless-json.js';
+import type { JsonValue } from '../../util/lossless-json.js';
 import { SessionError } from '../errors.js';
-import type { BegunAttempt, NewSessionEvent } from '../store.js';
+import type { BegunAttempt, NewSessionEvent } from '../store/contract.js';
 import { TurnLog, type TurnSink } from '../turn-log.js';
 
 /** @internal An event a turn buffered. */

@@ -18,7 +18,7 @@
  * The conversation history is never stored as a blob: it is the committed, not superseded
  * events whose kind starts with `history/` ({@link HISTORY_KIND_PREFIX}), in `seq` order.
  */
-import type { JsonValue } from '../../tools/lossless-json.js';
+import type { JsonValue } from '../../util/lossless-json.js';
 import type { LeaseHolder } from '../errors.js';
 
 

@@ -9,7 +9,7 @@
  * replaces and PostgreSQL's `text` and `jsonb` refuse), and keeps key order, so a read
  * gives back exactly what was written.
  */
-import { NotLosslessJsonError, snapshotJson, type JsonValue } from '../../tools/lossless-json.js';
+import { NotLosslessJsonError, snapshotJson, type JsonValue } from '../../util/lossless-json.js';
 import { SessionError } from '../errors.js';
 import type {
   AbortInput,

@@ -3,7 +3,7 @@
  * stores are checked against. Same storage model, lease and fencing rules as the SQL
  * stores; nothing survives the process.
  */
-import type { JsonValue } from '../../tools/lossless-json.js';
+import type { JsonValue } from '../../util/lossless-json.js';
 import { SessionError } from '../errors.js';
 import {
   alreadyCommitted,

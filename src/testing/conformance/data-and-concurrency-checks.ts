@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { SessionError } from '../../sessions/errors.js';
-import type { JsonValue } from '../../tools/lossless-json.js';
+import type { JsonValue } from '../../util/lossless-json.js';
 import type { Lease, PersistedLocal, SessionStore } from '../../sessions/store/contract.js';
 import { type Check, collect, create, describe, locals, LONG_TTL, msg, note, rejects, rng, same, sleep, turn } from './harness.js';
 

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { SessionError, type SessionErrorCode } from '../../sessions/errors.js';
-import type { JsonValue } from '../../tools/lossless-json.js';
+import type { JsonValue } from '../../util/lossless-json.js';
 import type { Lease, NewSessionEvent, PersistedLocal, SessionStore, StoredSessionEvent } from '../../sessions/store/contract.js';
 import type { MakeSessionStore } from './types.js';
 

@@ -15,7 +15,7 @@ import pg from 'pg';
 import { createInterface } from 'node:readline';
 import { PostgresSessionStore } from '../../../src/sessions/postgres.js';
 import { SessionError } from '../../../src/sessions/errors.js';
-import { STORE_BOUND } from '../../../src/sessions/store-bound.js';
+import { STORE_BOUND } from '../../../src/sessions/store/store-bound.js';
 
 interface VictimConfig {
   readonly url: string;

@@ -11,7 +11,7 @@
  * refusal (lease lost, attempt not open, checkpoint not kept) is a second query, run only
  * when the first matched nothing.
  */
-import type { JsonValue } from '../../../tools/lossless-json.js';
+import type { JsonValue } from '../../../util/lossless-json.js';
 import { SessionError } from '../../errors.js';
 import {
   ROW_FORMAT,

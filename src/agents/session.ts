@@ -1,1 +1,0 @@
-export * from '../conversation/session.js'; // moved: shim (remove once imports are updated)

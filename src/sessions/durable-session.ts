@@ -1,1 +1,0 @@
-export * from './durable/index.js'; // moved: shim (remove once imports are updated)

@@ -1,2 +1,0 @@
-// moved: shim (remove once imports are updated)
-export * from './store/input.js';

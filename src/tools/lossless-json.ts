@@ -1,2 +1,0 @@
-// moved: shim (remove once imports are updated)
-export * from '../util/lossless-json.js';

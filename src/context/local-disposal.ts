@@ -1,7 +1,8 @@
 /**
- * Disposing a context's own locals: the values it is the last holder of, newest first.
- * Never a global, never an object `server.container` made, never one another live
- * context still holds, never one polestar already disposed.
+ * A context's own locals beyond lookups: disposing the values it is the last holder of
+ * (newest first; never a global, never an object `server.container` made, never one
+ * another live context still holds, never one polestar already disposed), the rest of
+ * its close, and the reads of its local store that no lookup needs.
  */
 import type { ResourceEntry } from './resource-entry.js';
 import type { SystemContext } from './system-context.js';
@@ -17,8 +18,44 @@ import { settle, settlePending, start, thenRun } from '../lifetime/settle.js';
  */
 export function disposeLocals(ctx: SystemContext, errors: unknown[]): Promise<void> | undefined {
   if (!ctx._mayOwn) return undefined;
-  const entries = ctx._localEntries();
+  const entries = localEntries(ctx);
   return disposeLocalsFrom(ctx, entries, entries.length - 1, errors);
+}
+
+/**
+ * @internal The rest of a context's close, after its finalizers: its locals (see
+ * {@link disposeLocals}), then its inversify container. `undefined` when nothing was
+ * left to await.
+ */
+export function closeContextRest(ctx: SystemContext, errors: unknown[]): Promise<void> | undefined {
+  const locals = disposeLocals(ctx, errors);
+  if (locals !== undefined || ctx._container !== undefined) return disposeContainer(ctx, locals, errors);
+  return undefined;
+}
+
+async function disposeContainer(ctx: SystemContext, locals: Promise<void> | undefined, errors: unknown[]): Promise<void> {
+  if (locals !== undefined) await locals;
+  const cont = ctx._container;
+  ctx._container = undefined;
+  if (cont !== undefined) await settle(() => cont.unbindAllAsync(), errors);
+}
+
+/** @internal The own locals' entries of `ctx`, oldest first (a new array). */
+export function localEntries(ctx: SystemContext): ResourceEntry[] {
+  const out: ResourceEntry[] = ctx._e1 === undefined ? [] : [ctx._e1];
+  if (ctx._locals !== undefined) for (const e of ctx._locals.values()) out.push(e);
+  return out;
+}
+
+/** @internal How many own locals `ctx` holds. */
+export function localCount(ctx: SystemContext): number {
+  return (ctx._t1 === undefined ? 0 : 1) + (ctx._locals?.size ?? 0);
+}
+
+/** @internal Drops the own local of `t` from `ctx` (its slot or its map), disposing nothing. */
+export function deleteLocal(ctx: SystemContext, t: Token): void {
+  if (ctx._t1 === t) ctx._t1 = ctx._e1 = undefined;
+  else ctx._locals?.delete(t);
 }
 
 function disposeLocalsFrom(ctx: SystemContext, entries: readonly ResourceEntry[], from: number, errors: unknown[]): Promise<void> | undefined {
@@ -53,7 +90,7 @@ export async function dropLocals(ctx: SystemContext, tokens: readonly Token[]): 
     const t = tokens[i] as Token;
     const e = ctx._local(t);
     if (e === undefined) continue;
-    ctx._deleteLocal(t);
+    deleteLocal(ctx, t);
     if (!e.counted) continue;
     e.counted = false;
     const v = e.value as object;

@@ -8,7 +8,7 @@ import { providerOf } from './provider-hints.js';
 import type { ResourceEntry } from './resource-entry.js';
 import type { Server } from './server.js';
 import type { SystemContext } from './system-context.js';
-import { describeValue, nameOf, type Token } from './token.js';
+import { assertToken, describeValue, errorText, nameOf, type Token } from './token.js';
 
 /**
  * The error for a `Res` miss from `ctx`: `ResourceOutOfScope` when a parent filter on
@@ -39,31 +39,6 @@ export function safeName(t: unknown): string {
   return typeof t === 'function' || typeof t === 'symbol' ? nameOf(t as Token) : describeValue(t);
 }
 
-/**
- * How a scope key reads in messages: its own `toString()` when its class defines one
- * (an `Agent` reads `agent "researcher"`), else `scope <id | name | class name>`.
- * Never throws.
- */
-export function scopeLabel(key: object): string {
-  try {
-    const own = (key as { toString?: unknown }).toString;
-    if (typeof own === 'function' && own !== Object.prototype.toString && own !== Function.prototype.toString) {
-      try {
-        return String(key);
-      } catch {
-        // fall through to the structural label
-      }
-    }
-    const id = (key as { id?: unknown }).id;
-    if (typeof id === 'string') return `scope ${id}`;
-    const n = (key as { name?: unknown }).name;
-    if (typeof n === 'string' && n) return `scope ${n}`;
-    return `scope ${(key.constructor as { name?: string } | undefined)?.name ?? 'object'}`;
-  } catch {
-    return 'scope <a key that refuses inspection>';
-  }
-}
-
 export function readConflict(t: Token, ctx: SystemContext): ParamError {
   return new ParamError(
     'BorrowConflict',
@@ -80,6 +55,23 @@ export function writeConflict(t: Token, ctx: SystemContext, e: ResourceEntry): P
 /** The marker rule, checked on a miss only: a global-marked class is never a local. */
 export function mutMarkerCheck(t: Token, call: string): void {
   assertMayBeMutated(t, `${call}(${nameOf(t)})`);
+}
+
+/** The error for a `ResMut` miss: a bad token or the marker rule throw first, else where the token was found. */
+export function mutMissError(t: Token, ctx: SystemContext, call: string): ParamError {
+  assertToken(t, `${call}(token)`);
+  mutMarkerCheck(t, call);
+  return new ParamError('ResourceNotFound', t, mutHint(t, ctx));
+}
+
+/** The error of `insert` refusing a value whose `Symbol.asyncDispose` / `Symbol.dispose` lookup threw (nothing was stored). */
+export function disposeLookupError(call: string, t: Token, ctx: SystemContext, value: unknown, err: unknown): TypeError {
+  return new TypeError(
+    `${call}(${nameOf(t)}) on a ${ctx.describe()}: looking up Symbol.asyncDispose / Symbol.dispose on ${describeValue(value)} ` +
+      `threw (${errorText(err)}), so polestar can not tell whether the context must dispose it; nothing was stored. ` +
+      `Insert an object you control that wraps it.`,
+    { cause: err },
+  );
 }
 
 export function mutHint(t: Token, ctx: SystemContext): string {

@@ -3,26 +3,23 @@
  *
  * A context is deliberately small: a parent pointer, its own local store, outputs, an
  * inherited scope tag, and, only when something needs them, a parent filter and an
- * inversify container. It is a {@link Lifetime} (it extends that class): its children,
- * cleanups, signal, in-flight work and its one memoized disposal are the lifetime's, with
- * no second object per context. Lookups never touch inversify unless the token is only
- * known to inversify.
+ * inversify container. It is a {@link Lifetime} (it embeds one): its children, cleanups,
+ * signal, in-flight work and its one memoized disposal are the lifetime's, with no second
+ * object per context. Lookups never touch inversify unless the token is only known to it.
  */
 import { ParamError } from './errors.js';
 import { readChildOptions, readCleanupOptions, type ChildOptions } from './context-options.js';
-import { disposeLocals, dropLocals } from './local-disposal.js';
-import { missingError, mutHint, mutMarkerCheck, readConflict, safeName, scopeLabel, writeConflict } from './lookup-errors.js';
+import { closeContextRest, deleteLocal, dropLocals } from './local-disposal.js';
+import { disposeLookupError, missingError, mutMissError, readConflict, safeName, writeConflict } from './lookup-errors.js';
 import { anyGlobalMarked, assertMayBeLocal, roleOf } from './markers.js';
 import { Outputs } from './outputs.js';
 import type { ParentFilter } from './parent-filter.js';
 import { ResourceEntry } from './resource-entry.js';
-import { assertToken, describeValue, errorText, isToken, nameOf, tokenOfValue, type Token } from './token.js';
+import { assertToken, describeValue, isToken, nameOf, tokenOfValue, type Token } from './token.js';
 import { probeDisposable } from '../disposal/disposable.js';
 import type { Cleanup, CleanupOptions } from '../lifetime/finalizers.js';
-import { embedLifetime, type Lifetime, type LifetimeExtra } from '../lifetime/lifetime.js';
-import type { Finalizers } from '../lifetime/finalizers.js';
-import { settle } from '../lifetime/settle.js';
-import type { InFlight } from '../lifetime/work.js';
+import { embedLifetime, type Lifetime } from '../lifetime/lifetime.js';
+import { describeScope } from '../util/scope-label.js';
 import type { Server } from './server.js';
 import type { AnySystem, SystemFn } from '../system/system.js';
 import type { Step } from '../execution/steps.js';
@@ -59,26 +56,18 @@ export class SystemContext implements AsyncDisposable {
   readonly server: Server;
   /** The parent context; `undefined` for a root context. */
   readonly parent: SystemContext | undefined;
-  /** @internal The newest live child. */
+  /** @internal The newest live child; `_prev` / `_next`: the older / newer live sibling (see `Lifetime`). */
   _last: SystemContext | undefined;
-  /** @internal The next older live sibling. */
-  _prev: SystemContext | undefined;
-  /** @internal The next newer live sibling. */
-  _next: SystemContext | undefined;
-  // The lifetime's own fields (see `Lifetime`): embedded, not inherited, because a
-  // derived class's construction costs about twice a plain one on V8.
-  /** @internal See `Lifetime._state`. */
-  _state: number;
-  /** @internal See `Lifetime._extra`. */
-  _extra: LifetimeExtra | undefined;
-  /** @internal See `Lifetime._fin`. */
-  _fin: Finalizers | undefined;
-  /** @internal See `Lifetime._closeMemo`. */
-  _closeMemo: Lifetime['_closeMemo'];
-  /** @internal See `Lifetime._keepLinked`. */
-  _keepLinked: boolean;
-  /** @internal See `Lifetime._settleClose`. */
-  _settleClose: Lifetime['_settleClose'];
+  /** @internal */ _prev: SystemContext | undefined;
+  /** @internal */ _next: SystemContext | undefined;
+  // The lifetime's own fields (see `Lifetime`), embedded, not inherited: a derived
+  // class's construction costs about twice a plain one's on V8.
+  /** @internal */ _state: number;
+  /** @internal */ _extra: Lifetime['_extra'];
+  /** @internal */ _fin: Lifetime['_fin'];
+  /** @internal */ _closeMemo: Lifetime['_closeMemo'];
+  /** @internal */ _keepLinked: boolean;
+  /** @internal */ _settleClose: Lifetime['_settleClose'];
   /** 0 for a root context, parent's depth + 1 otherwise. */
   readonly depth: number;
   /** @internal The nearest scope tag (see `createScope`), inherited at creation. */
@@ -86,9 +75,8 @@ export class SystemContext implements AsyncDisposable {
   /** @internal The parent filter gating `Res` walks from this context to its parent. */
   readonly _filter: ParentFilter | undefined;
   /**
-   * @internal The token of the oldest own local, kept in a field (most contexts hold one
-   * or none: a turn its `Scratchpad`, a session its history), so they need no `Map`;
-   * `undefined` when the slot is empty. Read locals with {@link SystemContext._local}.
+   * @internal The token of the oldest own local, in a field (most contexts hold one or none),
+   * so they need no `Map`; `undefined` when empty. Read locals with {@link SystemContext._local}.
    */
   _t1: Token | undefined = undefined;
   /** @internal The entry of {@link SystemContext._t1}. */
@@ -106,8 +94,12 @@ export class SystemContext implements AsyncDisposable {
   /** @internal Set once a disposable value was stored as a local (sticky; lets dispose skip a scan). */
   _mayOwn = false;
   #outputs: Outputs | undefined = undefined;
-  /** See `_onInsert`. */
-  #onInsert: ((t: Token, value: unknown) => void) | undefined = undefined;
+  /**
+   * @internal Sees every `insert` on this context before the value is stored (it may
+   * throw to refuse it, or change the value in place). Durable sessions set it while a
+   * resumed agent's `setup` runs, to guard the locals restored before it.
+   */
+  _onInsert: ((t: Token, value: unknown) => void) | undefined = undefined;
 
   /** @internal Use `server.createContext()` or `ctx.child()`. */
   constructor(server: Server, parent: SystemContext | undefined, scopeKey: object | undefined, filter?: ParentFilter) {
@@ -134,7 +126,7 @@ export class SystemContext implements AsyncDisposable {
 
   /** @internal A short description for messages, e.g. `context at depth 2 (scope researcher)`. */
   describe(): string {
-    return `context at depth ${this.depth}${this._scopeKey ? ` (${scopeLabel(this._scopeKey)})` : ''}`;
+    return `context at depth ${this.depth}${this._scopeKey ? ` (${describeScope(this._scopeKey)})` : ''}`;
   }
 
   /**
@@ -147,33 +139,6 @@ export class SystemContext implements AsyncDisposable {
     return this._adopt(new SystemContext(this.server, this, this._scopeKey, filter));
   }
 
-  /** @internal The live children, oldest first, as a new Set (`undefined` when none); for tests and leak reports. */
-  get _children(): Set<SystemContext> | undefined {
-    if (this._last === undefined) return undefined;
-    const list: SystemContext[] = [];
-    for (let c: SystemContext | undefined = this._last; c !== undefined; c = c._prev) list.push(c);
-    return new Set(list.reverse());
-  }
-
-  /**
-   * @internal Sees every `insert` on this context before the value is stored (it may
-   * throw to refuse it, or change the value in place). Durable sessions set it while a
-   * resumed agent's `setup` runs, to guard the locals restored before it.
-   */
-  get _onInsert(): ((t: Token, value: unknown) => void) | undefined {
-    return this.#onInsert;
-  }
-
-  /** @internal Sets the insert hook (see the getter). */
-  set _onInsert(fn: ((t: Token, value: unknown) => void) | undefined) {
-    this.#onInsert = fn;
-  }
-
-  /** @internal `track(work)` under its older name, for the modules that still call it. */
-  _track(work: InFlight): () => void {
-    return this.track(work);
-  }
-
   // ---------------------------------------------------------------- the lifetime's hooks
 
   /** @internal `server.options.disposeTimeoutMs`. */
@@ -183,31 +148,19 @@ export class SystemContext implements AsyncDisposable {
 
   /** @internal A container to unbind, or a disposable local this context may own. */
   _hasOwnWork(): boolean {
-    if (this._container !== undefined) return true;
-    return this._mayOwn && (this._t1 !== undefined || (this._locals !== undefined && this._locals.size > 0));
+    return this._container !== undefined || (this._mayOwn && (this._t1 !== undefined || (this._locals !== undefined && this._locals.size > 0)));
   }
 
   /** @internal The locals, then the container. */
   _closeRest(errors: unknown[]): Promise<void> | undefined {
-    const locals = disposeLocals(this, errors);
-    if (locals !== undefined || this._container !== undefined) return this.#disposeContainer(locals, errors);
-    return undefined;
-  }
-
-  async #disposeContainer(locals: Promise<void> | undefined, errors: unknown[]): Promise<void> {
-    if (locals !== undefined) await locals;
-    const cont = this._container;
-    this._container = undefined;
-    if (cont !== undefined) await settle(() => cont.unbindAllAsync(), errors);
+    return closeContextRest(this, errors);
   }
 
   /** @internal Drops the locals, views and outputs. */
   _released(): void {
     this._t1 = this._e1 = undefined;
-    this._locals = undefined;
-    this._views = undefined;
-    this._viewToken = undefined;
-    this._view = undefined;
+    this._locals = this._views = undefined;
+    this._viewToken = this._view = undefined;
     this.#outputs = undefined;
   }
 
@@ -247,7 +200,7 @@ export class SystemContext implements AsyncDisposable {
     if (value === undefined) {
       throw new TypeError(`insert(${nameOf(t)}, undefined): a local can not be undefined; use ctx.remove(${nameOf(t)}) to drop one.`);
     }
-    this.#onInsert?.(t, value);
+    this._onInsert?.(t, value);
     return this._setLocal(t, value);
   }
 
@@ -264,12 +217,7 @@ export class SystemContext implements AsyncDisposable {
         // it, and disposing an ancestor (or itself) from its own disposal would wait for itself.
         owned = probeDisposable(value) && !(value instanceof SystemContext);
       } catch (err) {
-        throw new TypeError(
-          `${call}(${nameOf(t)}) on a ${this.describe()}: looking up Symbol.asyncDispose / Symbol.dispose on ${describeValue(value)} ` +
-            `threw (${errorText(err)}), so polestar can not tell whether the context must dispose it; nothing was stored. ` +
-            `Insert an object you control that wraps it.`,
-          { cause: err },
-        );
+        throw disposeLookupError(call, t, this, value, err);
       }
     }
     const prev = this._local(t);
@@ -313,29 +261,11 @@ export class SystemContext implements AsyncDisposable {
     return this._t1 === t ? this._e1 : this._locals?.get(t);
   }
 
-  /** @internal Number of own locals. */
-  _localCount(): number {
-    return (this._t1 === undefined ? 0 : 1) + (this._locals?.size ?? 0);
-  }
-
-  /** @internal The own locals' entries, oldest first (a new array). */
-  _localEntries(): ResourceEntry[] {
-    const out: ResourceEntry[] = this._e1 === undefined ? [] : [this._e1];
-    if (this._locals !== undefined) for (const e of this._locals.values()) out.push(e);
-    return out;
-  }
-
   /** @internal The own locals as `[token, value]`, oldest first (for tests). */
   _localValues(): [Token, unknown][] {
     const out: [Token, unknown][] = this._t1 === undefined ? [] : [[this._t1, (this._e1 as ResourceEntry).value]];
     if (this._locals !== undefined) for (const [t, e] of this._locals) out.push([t, e.value]);
     return out;
-  }
-
-  /** @internal Drops the own local of `t` (slot or map). */
-  _deleteLocal(t: Token): void {
-    if (this._t1 === t) this._t1 = this._e1 = undefined;
-    else this._locals?.delete(t);
   }
 
   /** Removes and returns an own local of this context; `undefined` when it has none. The caller owns it now. */
@@ -349,7 +279,7 @@ export class SystemContext implements AsyncDisposable {
     if (e.reads > 0 || e.writing) {
       throw new ParamError('BorrowConflict', token, `remove() on a ${this.describe()} while a running system borrows it`);
     }
-    this._deleteLocal(token);
+    deleteLocal(this, token);
     if (e.counted) {
       e.counted = false;
       this.server._unhold(e.value);
@@ -357,11 +287,7 @@ export class SystemContext implements AsyncDisposable {
     return e.value as T;
   }
 
-  /**
-   * @internal Removes the locals of `tokens` (newest first) and disposes each value this
-   * context was the last holder of (the rollback of `server._makeLocals`). Rejects with
-   * the collected errors.
-   */
+  /** @internal Removes the locals of `tokens` and disposes what this context last held (see `dropLocals`). */
   _dropLocals(tokens: readonly Token[]): Promise<void> {
     return dropLocals(this, tokens);
   }
@@ -440,7 +366,7 @@ export class SystemContext implements AsyncDisposable {
     }
     assertToken(token, 'get(token)');
     if (this.server._containerHas(token)) return this.server._containerGet(token) as T;
-    throw this._missing(token);
+    throw missingError(this, token);
   }
 
   /** Like {@link SystemContext.get} but `undefined` when the token is not found (or a parent filter hides it). */
@@ -457,15 +383,6 @@ export class SystemContext implements AsyncDisposable {
   }
 
   /**
-   * @internal The error for a `Res` miss: `ResourceOutOfScope` when a parent filter on
-   * the walk blocked the token and an ancestor above that filter holds it, else
-   * `ResourceNotFound`.
-   */
-  _missing(t: Token): ParamError {
-    return missingError(this, t);
-  }
-
-  /**
    * The `ResMut` rule: this context's own locals only. A token held only by an ancestor
    * or as a global is still `ResourceNotFound`, with a hint saying where it was found.
    */
@@ -476,14 +393,7 @@ export class SystemContext implements AsyncDisposable {
       if (e.writing || e.reads > 0) throw writeConflict(token, this, e);
       return e.value as T;
     }
-    throw this._mutMiss(token, 'getMut');
-  }
-
-  /** @internal The error for a `ResMut` miss (marker rule first, then where it was found). */
-  _mutMiss(token: Token, call: string): Error {
-    assertToken(token, `${call}(token)`);
-    mutMarkerCheck(token, call);
-    return new ParamError('ResourceNotFound', token, mutHint(token, this));
+    throw mutMissError(token, this, 'getMut');
   }
 
   // ---------------------------------------------------------------- outputs, running

@@ -3,6 +3,7 @@
  * one `AggregateError` of everything collected. (Their classes are the context's.)
  */
 import { ContextDisposedError, DisposeTimeoutError } from '../context/errors.js';
+import { errorText } from '../util/error-text.js';
 
 /**
  * @internal The abort reason of a lifetime whose close started: the `ContextDisposedError`
@@ -27,7 +28,7 @@ export function closedError(what: string, where: string): ContextDisposedError {
  * collecting a child's failure flattens it.
  */
 export function collected(errors: unknown[], what: string): AggregateError {
-  const err = new AggregateError(errors, `${errors.length} error(s) while disposing ${what}: ${errors.map(messageOf).join('; ')}`);
+  const err = new AggregateError(errors, `${errors.length} error(s) while disposing ${what}: ${errors.map(errorText).join('; ')}`);
   Object.defineProperty(err, 'polestarDisposal', { value: true });
   return err;
 }
@@ -35,12 +36,4 @@ export function collected(errors: unknown[], what: string): AggregateError {
 /** @internal Throws {@link collected} for the collected errors, if any. */
 export function throwCollected(errors: unknown[], what: string): void {
   if (errors.length > 0) throw collected(errors, what);
-}
-
-function messageOf(e: unknown): string {
-  try {
-    return e instanceof Error ? String(e.message) : String(e);
-  } catch {
-    return 'an error that refuses inspection';
-  }
 }

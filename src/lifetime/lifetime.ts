@@ -18,78 +18,30 @@
  * Nothing is allocated until it is needed: a lifetime that gets no finalizer, whose
  * signal is never read and that has no children closes with a few field writes. Children
  * are an intrusive list (`_last` / `_prev` / `_next`): adding and removing one is a few
- * pointer writes. A `SystemContext` is a lifetime (it extends this class), so a context
- * carries no second object for its lifetime.
+ * pointer writes. A `SystemContext` is a lifetime (it embeds this class's fields and
+ * methods, see {@link embedLifetime}), so a context carries no second object for its
+ * lifetime. The close itself (the walk and the drive) is in `close.ts`.
  */
-import { closedError, closeReason, closeTimeoutError, collected } from './errors.js';
+import { hasAnyWork, lazyReason, release, runClose } from './close.js';
+import { closedError, closeReason, collected } from './errors.js';
+import { CLOSED, CLOSING, LifetimeExtra, OPEN, RESOLVED, RUNNING, RUNNING_QUIET, type CloseMemo, type LifetimeNode } from './node.js';
 import { Finalizers, type Cleanup, type CleanupOptions, type Slot } from './finalizers.js';
-import { collect, settle, settlePending, start, thenRun } from './settle.js';
-import { abortAndGiveUp, abortWork, allIdle, awaitWorks, giveUpAll, labelOf, type InFlight } from './work.js';
-import type { ContextDisposedError } from '../context/errors.js';
-import type { HoldGroup } from '../system/borrows.js';
+import { readGroup, writeGroup, type GroupSlot } from './groups.js';
+import { collect } from './settle.js';
+import { abortAndGiveUp, type InFlight } from './work.js';
 
 /** Where a lifetime is: `open`, `closing` (its close, or an ancestor's, started), `closed`. */
 export type LifetimeState = 'open' | 'closing' | 'closed';
 
-/** The tag of `Lifetime._state`: 0 open, 1 closing (marked), 2 closed. */
-const OPEN = 0;
-const CLOSING = 1;
-const CLOSED = 2;
-
 /** The close timeout of a lifetime with no parent and no timeout of its own, in milliseconds. */
 export const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
-
-/** @internal What a lifetime needs only when something uses it: made on first use. */
-export class LifetimeExtra {
-  /** The controller behind `signal`. Kept after release, so `signal` stays the same object. */
-  ac: AbortController | undefined = undefined;
-  /** Tracked in-flight work. */
-  inflight: Set<InFlight> | undefined = undefined;
-  /** See `Lifetime._prelude`. */
-  prelude: Cleanup | undefined = undefined;
-  /** Run once, first, when the abort pass reaches this lifetime (see `Lifetime._onAbortPass`). */
-  onAbort: ((lt: Lifetime) => void) | undefined = undefined;
-  /** The abort pass reached this lifetime (its signal and in-flight work were aborted). */
-  aborted = false;
-  /** The close stopped waiting for in-flight work: later work is aborted and given up at once. */
-  quiesced = false;
-  /**
-   * The async borrow holders running on this context (one in-flight record for all of
-   * them). Kept for the borrow runner until it keeps its own group per lifetime.
-   */
-  holds: HoldGroup | undefined = undefined;
-  /** The tool calls in flight through or of this context. Kept for the tools registry likewise. */
-  calls: InFlight | undefined = undefined;
-}
-
-interface Frame {
-  readonly node: Lifetime;
-  readonly errors: unknown[];
-  /** A descendant closed by the drive (its errors also go to its parent's frame). */
-  readonly quiet: boolean;
-}
-
-/** The state of one drive: resumable after an await. */
-interface Drive {
-  /** The frames above the current one. */
-  readonly frames: Frame[];
-  /** The current frame. */
-  f: Frame;
-  readonly deadline: number;
-}
-
-/** A close is running and nobody asked for its promise yet. */
-const RUNNING: unique symbol = Symbol('close running');
-/** {@link RUNNING}, for a descendant closed by an ancestor's drive (which collects its errors). */
-const RUNNING_QUIET: unique symbol = Symbol('close running (errors collected by an ancestor)');
-const RESOLVED: Promise<void> = Promise.resolve();
 
 /**
  * @internal A lifetime: finalizers, in-flight work, child lifetimes, a lazily made
  * signal, and one memoized close. Contexts extend it; `Lifetime.root()` makes a
  * standalone one.
  */
-export class Lifetime {
+export class Lifetime implements LifetimeNode {
   /** The parent lifetime; `undefined` for a root. */
   readonly parent: Lifetime | undefined;
   /** @internal The tag: 0 open, 1 closing (marked), 2 closed. */
@@ -105,7 +57,7 @@ export class Lifetime {
   /** @internal */
   _fin: Finalizers | undefined = undefined;
   /** @internal */
-  _closeMemo: Promise<void> | typeof RUNNING | typeof RUNNING_QUIET | undefined = undefined;
+  _closeMemo: CloseMemo = undefined;
   /** @internal Closed on its own under a closing ancestor: left linked for the ancestor's drive to collect. */
   _keepLinked = false;
   /** @internal Settles the close's promise once one was asked for (see `_closePromise`). */
@@ -208,6 +160,13 @@ export class Lifetime {
     return this._adopt(this._forkOne());
   }
 
+  /** @internal The open children, oldest first (a new array; for leak reports, `inspect` and tests). */
+  _openChildren<T extends Lifetime>(this: T): T[] {
+    const out: T[] = [];
+    for (let c = this._last; c !== undefined; c = c._prev) out.push(c as T);
+    return out.reverse();
+  }
+
   /** @internal Registers `c` (made with this lifetime as its parent) as its newest open child. */
   _adopt<C extends Lifetime>(c: C): C {
     const last = this._last;
@@ -270,7 +229,7 @@ export class Lifetime {
 
   /** @internal Runs `fn(this)` once, first, when the abort pass of a close reaches this lifetime. */
   _onAbortPass(fn: ((lt: Lifetime) => void) | undefined): void {
-    this._x().onAbort = fn;
+    this._x().onAbort = fn as ((lt: LifetimeNode) => void) | undefined; // it is called with this lifetime
   }
 
   // ---------------------------------------------------------------- cancellation
@@ -300,12 +259,12 @@ export class Lifetime {
   track(work: InFlight): () => void {
     const x = this._x();
     if (x.quiesced) {
-      abortAndGiveUp(work, this._lazyReason());
+      abortAndGiveUp(work, lazyReason(this));
       return noop;
     }
     if (x.aborted) {
       try {
-        work.abort(this._lazyReason());
+        work.abort(lazyReason(this));
       } catch {
         // the close's errors are not reachable from here
       }
@@ -315,10 +274,27 @@ export class Lifetime {
     return () => void set.delete(work);
   }
 
-  /** @internal The abort reason, built on first use (an `Error` captures a stack: skipped when nothing needs it). */
-  _lazyReason(): () => ContextDisposedError {
-    let why: ContextDisposedError | undefined;
-    return () => (why ??= closeReason(this.describe()));
+  /**
+   * @internal The work group of `slot` on this lifetime: made with `slot.make()` and
+   * tracked here (see {@link Lifetime.track}) the first time it is asked for, the same
+   * group after, also once closed. Its members join and leave it with no tracking of
+   * their own: one in-flight record per lifetime for a whole module.
+   */
+  group<G extends InFlight>(slot: GroupSlot<G>): G {
+    const x = this._x();
+    let g = readGroup(x, slot.index) as G | undefined;
+    if (g === undefined) {
+      g = slot.make();
+      writeGroup(x, slot.index, g);
+      this.track(g);
+    }
+    return g;
+  }
+
+  /** @internal The work group of `slot` if {@link Lifetime.group} made one here; makes nothing. */
+  groupIfMade<G extends InFlight>(slot: GroupSlot<G>): G | undefined {
+    const x = this._extra;
+    return x === undefined ? undefined : (readGroup(x, slot.index) as G | undefined);
   }
 
   // ---------------------------------------------------------------- close
@@ -330,11 +306,11 @@ export class Lifetime {
   close(): Promise<void> {
     const d = this._closeMemo;
     if (d !== undefined) return d === RUNNING || d === RUNNING_QUIET ? this._closePromise() : d;
-    if (this._extra === undefined && this._last === undefined && !this._hasAnyWork()) {
+    if (this._extra === undefined && this._last === undefined && !hasAnyWork(this)) {
       // The fast path: nothing to abort, await or run.
       this._state = CLOSING;
       this._closeMemo = RESOLVED;
-      this._release();
+      release(this);
       return RESOLVED;
     }
     // Memoized before anything runs; the promise itself is made only when someone asks
@@ -351,7 +327,7 @@ export class Lifetime {
     const deadline = performance.now() + this._closeTimeoutMs();
     let running: Promise<void> | undefined;
     try {
-      running = this._runClose(errors, deadline);
+      running = runClose(this, errors, deadline);
     } catch (err) {
       collect(err, errors); // never expected: the steps collect their own failures
     }
@@ -397,217 +373,6 @@ export class Lifetime {
       this._closeMemo = p;
     }
   }
-
-  /** @internal The prelude, the walk and the drive; `undefined` when it all ran synchronously. */
-  _runClose(errors: unknown[], deadline: number): Promise<void> | undefined {
-    const x = this._extra;
-    const prelude = x?.prelude;
-    if (x !== undefined && prelude !== undefined) {
-      x.prelude = undefined;
-      if (this._state === OPEN) this._walk(false, errors);
-      const pending = start(prelude, errors);
-      if (pending !== undefined) return thenRun(settlePending(pending, errors), () => this._walkAndDrive(errors, deadline));
-    }
-    return this._walkAndDrive(errors, deadline);
-  }
-
-  /** @internal Marks and aborts the subtree, then closes it (see `_drive`). */
-  _walkAndDrive(errors: unknown[], deadline: number): Promise<void> | undefined {
-    this._walk(true, errors);
-    return this._drive({ frames: [], f: { node: this, errors, quiet: false }, deadline });
-  }
-
-  /** @internal
-   * The synchronous start of a close, iterative at any depth. With `mark`, every open
-   * lifetime of the subtree is marked closing; without (a prelude runs first), they stay
-   * open. Either way each one not yet reached is aborted: its abort hook, its signal, its
-   * in-flight work. Lifetimes already marked were reached by an earlier start.
-   */
-  _walk(mark: boolean, errors: unknown[]): void {
-    // The traversal runs no user code, so it shares one stack (left empty); the aborts
-    // after it may start other closes, so `reached` is this walk's own, from a pool.
-    const stack = walkStack;
-    stack.push(this);
-    const reached = reachedPool.pop() ?? [];
-    while (stack.length > 0) {
-      const n = stack.pop() as Lifetime;
-      if (n._state !== OPEN) continue;
-      if (mark) n._state = CLOSING;
-      const x = n._extra;
-      if (x !== undefined && !x.aborted) reached.push(n);
-      for (let c = n._last; c !== undefined; c = c._prev) stack.push(c);
-    }
-    if (reached.length > 0) {
-      // Every lifetime is marked before any abort runs: an abort listener sees the whole
-      // subtree closing. The reason (an Error: a stack capture) is built only when needed.
-      const reason = this._lazyReason();
-      for (let i = 0; i < reached.length; i++) (reached[i] as Lifetime)._abortOwn(reason, errors);
-      // Emptied by popping (`length = 0` is a runtime call on V8); a long list is
-      // truncated instead, so the pool never keeps a large backing store.
-      if (reached.length > 64) reached.length = 0;
-      else while (reached.length > 0) reached.pop();
-    }
-    if (reachedPool.length < 8) reachedPool.push(reached);
-  }
-
-  /** @internal */
-  _abortOwn(reason: () => ContextDisposedError, errors: unknown[]): void {
-    const x = this._extra as LifetimeExtra;
-    if (x.aborted) return;
-    x.aborted = true;
-    const hook = x.onAbort;
-    if (hook !== undefined) {
-      x.onAbort = undefined;
-      hook(this);
-    }
-    x.ac?.abort(reason());
-    const works = x.inflight;
-    if (works === undefined || works.size === 0) return;
-    // aborting may change the set: iterate a copy (none needed for the usual single work)
-    if (works.size === 1) {
-      abortWork(works.values().next().value as InFlight, reason, errors);
-      return;
-    }
-    for (const w of [...works]) abortWork(w, reason, errors);
-  }
-
-  /** @internal Whether this lifetime has its own close work (not counting children and the extra record). */
-  _hasAnyWork(): boolean {
-    return (this._fin !== undefined && this._fin.size > 0) || this._hasOwnWork();
-  }
-
-  /** @internal
-   * Closes the marked subtree, descendants first (newest first), iteratively: an explicit
-   * stack of frames instead of recursion, so any depth works. A descendant whose own close
-   * is already running is awaited; every other one is memoized as running here and closed
-   * as part of this drive. Synchronous until the first step that has something to await
-   * (then it continues from the same frames); `undefined` when it all ran synchronously.
-   */
-  _drive(d: Drive): Promise<void> | undefined {
-    for (;;) {
-      const f = d.f;
-      const c = f.node._last;
-      if (c !== undefined) {
-        const running = c._closeMemo;
-        if (running !== undefined) {
-          const waited = settle(() => (typeof running === 'symbol' ? c._closePromise() : running), f.errors);
-          return thenRun(waited, () => {
-            if (f.node._last === c) c._unlink(); // never loop on a child that failed to leave
-            return this._drive(d);
-          });
-        }
-        c._state = CLOSING;
-        if (c._extra === undefined && c._last === undefined && !c._hasAnyWork()) {
-          c._closeMemo = RESOLVED;
-          c._release();
-          continue;
-        }
-        c._closeMemo = RUNNING_QUIET;
-        d.frames.push(f);
-        const next: Frame = { node: c, errors: [], quiet: true };
-        d.f = next;
-        const x = c._extra;
-        const prelude = x?.prelude;
-        if (x !== undefined && prelude !== undefined) {
-          x.prelude = undefined;
-          const pending = start(prelude, next.errors);
-          if (pending !== undefined) return thenRun(settlePending(pending, next.errors), () => this._drive(d));
-        }
-        continue;
-      }
-      const own = f.node._closeOwn(f.errors, d.deadline);
-      if (own !== undefined) return thenRun(own, () => (this._frameDone(d) ? undefined : this._drive(d)));
-      if (this._frameDone(d)) return undefined;
-    }
-  }
-
-  /** @internal The current frame's node is closed: ends it and pops its parent; true when it was the drive's root. */
-  _frameDone(d: Drive): boolean {
-    const f = d.f;
-    const parent = d.frames.pop();
-    if (parent === undefined) return true;
-    for (const e of f.errors) parent.errors.push(e);
-    f.node._finishClose(f.errors, f.quiet);
-    d.f = parent;
-    return false;
-  }
-
-  /** @internal
-   * This lifetime's own part of the close: in-flight work, finalizers, the subclass's
-   * rest, in that order. Synchronous as far as it can be; `undefined` when it all was.
-   */
-  _closeOwn(errors: unknown[], deadline: number): Promise<void> | undefined {
-    const x = this._extra;
-    const set = x?.inflight;
-    if (x !== undefined && set !== undefined && set.size > 0 && !allIdle(set)) {
-      return thenRun(this._quiesce(x, set, errors, deadline), () => this._closeFinalizers(errors));
-    }
-    // nothing running: the works (if any) are given up at once, as after a wait
-    if (x !== undefined) {
-      x.quiesced = true;
-      if (set !== undefined && set.size > 0) giveUpAll(set, errors);
-    }
-    return this._closeFinalizers(errors);
-  }
-
-  /** @internal */
-  _closeFinalizers(errors: unknown[]): Promise<void> | undefined {
-    const draining = this._fin?.drain(errors);
-    if (draining !== undefined) return thenRun(draining, () => this._closeRestThenRelease(errors));
-    return this._closeRestThenRelease(errors);
-  }
-
-  /** @internal */
-  _closeRestThenRelease(errors: unknown[]): Promise<void> | undefined {
-    const rest = this._closeRest(errors);
-    if (rest === undefined) {
-      this._release();
-      return undefined;
-    }
-    return rest.then(() => this._release());
-  }
-
-  /** @internal Awaits the running works (bounded by the deadline), then gives every awaited one up, naming the late ones. */
-  async _quiesce(x: LifetimeExtra, set: ReadonlySet<InFlight>, errors: unknown[], deadline: number): Promise<void> {
-    const { seen, late } = await awaitWorks(set, deadline);
-    x.quiesced = true;
-    if (late.length > 0) {
-      const where = this.describe();
-      const ms = this._closeTimeoutMs();
-      for (const w of late) errors.push(closeTimeoutError(labelOf(w), where, ms));
-    }
-    giveUpAll(seen, errors);
-  }
-
-  /** @internal */
-  _release(): void {
-    if (!this._keepLinked) this._unlink();
-    this._state = CLOSED;
-    this._fin = undefined;
-    const x = this._extra;
-    if (x !== undefined) {
-      x.inflight = undefined;
-      x.prelude = undefined;
-      x.quiesced = true;
-    }
-    this._released();
-  }
-
-  /** @internal Leaves the parent's child list (or, for a root, whatever lists it). Idempotent. */
-  _unlink(): void {
-    const p = this.parent;
-    if (p === undefined) {
-      this._detach();
-      return;
-    }
-    const prev = this._prev;
-    const next = this._next;
-    if (next !== undefined) next._prev = prev;
-    else if (p._last === this) p._last = prev;
-    if (prev !== undefined) prev._next = next;
-    this._prev = undefined;
-    this._next = undefined;
-  }
 }
 
 /** A standalone lifetime with a label and, optionally, its own close timeout. */
@@ -633,11 +398,6 @@ class NamedLifetime extends Lifetime {
     return new NamedLifetime(this, `child of ${this.#label}`, undefined);
   }
 }
-
-/** The traversal stack of `#walk` (empty between walks). */
-const walkStack: Lifetime[] = [];
-/** Empty arrays for `#walk`'s reached lifetimes (a walk started from an abort listener takes another). */
-const reachedPool: Lifetime[][] = [];
 
 function noop(): void {
   // intentionally empty

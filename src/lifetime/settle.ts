@@ -2,7 +2,8 @@
  * Sync-first settling: run a step, and await only what it returned as a thenable,
  * recording failures instead of throwing.
  */
-import type { Cleanup } from './finalizers.js';
+/** A step to run: sync or async work (a finalizer's cleanup, a prelude). */
+type Step = () => unknown;
 
 /**
  * @internal Awaits `step` (which never rejects), then runs `next`, synchronous as far as it
@@ -15,13 +16,13 @@ export async function thenRun(step: Promise<unknown>, next: () => Promise<void> 
 }
 
 /** @internal Runs `fn`, awaiting its result, and records a failure instead of throwing. */
-export async function settle(fn: Cleanup, errors: unknown[]): Promise<void> {
+export async function settle(fn: Step, errors: unknown[]): Promise<void> {
   const pending = start(fn, errors);
   if (pending !== undefined) await settlePending(pending, errors);
 }
 
 /** @internal Runs `fn`; a thrown error is recorded. Returns its thenable result to await, if any. */
-export function start(fn: Cleanup, errors: unknown[]): PromiseLike<unknown> | undefined {
+export function start(fn: Step, errors: unknown[]): PromiseLike<unknown> | undefined {
   return startWith(fn, undefined, errors);
 }
 

@@ -15,7 +15,7 @@ import { nameOf, type Token } from '../context/token.js';
 import { describeValue } from '../util/describe-value.js';
 import { eventBusOf } from '../events/events.js';
 import { promptRegistryOf } from '../prompts/prompts.js';
-import { scopeLabel } from '../scope/layers.js';
+import { scopeLabel } from '../util/scope-label.js';
 import { DurableSession } from '../sessions/durable/durable-session.js';
 import { sessionRegistryOf } from '../sessions/plugin.js';
 import { toolRegistryOf } from '../tools/tools.js';
@@ -254,8 +254,7 @@ function inspectTree(top: SystemContext, durables: Durables): InspectNode {
   // children are finished (and frozen) before the node itself.
   const order: Pending[] = [{ ctx: top, parent: -1, kids: [] }];
   for (let i = 0; i < order.length; i++) {
-    const kids = order[i].ctx._children;
-    if (kids !== undefined) for (const c of kids) order.push({ ctx: c, parent: i, kids: [] });
+    for (const c of order[i].ctx._openChildren()) order.push({ ctx: c, parent: i, kids: [] });
   }
   let root: InspectNode | undefined;
   for (let i = order.length - 1; i >= 0; i--) {

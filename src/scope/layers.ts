@@ -7,6 +7,7 @@ import type { Server } from '../context/server.js';
 import type { SystemContext } from '../context/system-context.js';
 import type { Slot } from '../lifetime/finalizers.js';
 import { branded } from '../util/brand.js';
+import { scopeLabel } from '../util/scope-label.js';
 
 /** A registration refused because of a registry rule (duplicate name, reserved name, ...). */
 export class RegistrationError extends Error {
@@ -30,14 +31,9 @@ export interface LayerEntry<E> extends Slot {
 }
 
 /**
- * A registered entry. A class, not an object literal: V8 tracks an allocation site per
- * literal and, once most objects from a site outlive a scavenge (a server's boot-time
- * global registrations, its resident agents' tools), allocates every later object from it
- * straight in the old generation, so each short-lived agent's entries would be garbage
- * there (in a process that had run the other benchmark areas first, the agent lifecycle
- * read 5.94–6.30 µs with literals here and in the other per-agent records, 5.55–5.88 µs
- * with classes; docs/performance.md, "Allocation sites"). Class instances carry no
- * allocation site.
+ * A registered entry. A class, not an object literal, so short-lived agents' entries are
+ * not pretenured into the old generation by a literal's allocation site (docs/performance.md,
+ * "Why the code looks like this").
  */
 class Entry<E> implements LayerEntry<E> {
   layer: Layer<E> | undefined = undefined;
@@ -331,11 +327,3 @@ export class Layers<E> {
 
 const EMPTY: ReadonlyMap<string, any> = new Map();
 
-/** @internal A short label of a scope key for messages. */
-export function scopeLabel(key: object): string {
-  const id = (key as { id?: unknown }).id;
-  if (typeof id === 'string') return id;
-  const n = (key as { name?: unknown }).name;
-  if (typeof n === 'string' && n) return n;
-  return (key.constructor as { name?: string } | undefined)?.name ?? 'object';
-}

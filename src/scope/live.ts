@@ -6,7 +6,7 @@
  * the bare global layer.
  */
 import type { SystemContext } from '../context/system-context.js';
-import { scopeLabel } from './layers.js';
+import { scopeLabel } from '../util/scope-label.js';
 
 /**
  * @internal Whether a view bound to `ctx` may read the explicit scope key `scope`: it is

@@ -13,6 +13,7 @@
  * made only for work that outlives the call that started it.
  */
 import { ContextDisposedError, ParamError } from '../context/errors.js';
+import { groupSlot } from '../lifetime/groups.js';
 import type { InFlight } from '../lifetime/work.js';
 import { MAX_TIMEOUT_MS } from '../context/server-options.js';
 import type { ResourceEntry } from '../context/resource-entry.js';
@@ -47,6 +48,9 @@ export const WAIT_HINT =
 const holders: { first: Hold | undefined } = { first: undefined };
 
 const RESOLVED: Promise<void> = Promise.resolve();
+
+/** The group slot of the borrow holders: one {@link HoldGroup} per context with async holders. */
+const HOLDS = groupSlot('borrow holders', () => new HoldGroup());
 
 /**
  * @internal Work that holds borrows beyond the call that took them: a system run whose
@@ -89,12 +93,7 @@ export class Hold {
 
   /** Joins the group of its context (made and tracked there on first use). Call once, before anything awaits. */
   track(): void {
-    const x = this.ctx._x();
-    let g = x.holds;
-    if (g === undefined) {
-      g = x.holds = new HoldGroup();
-      this.ctx._track(g);
-    }
+    const g = this.ctx.group(HOLDS);
     this.#group = g;
     g.add(this);
   }

@@ -34,7 +34,7 @@ function walk(ctx: SystemContext, out: string[], path: string): void {
   const scoped = ctx.parent !== undefined && ctx._scopeKey !== undefined && ctx._scopeKey !== ctx.parent._scopeKey;
   out.push(`${scoped ? 'scope' : ctx.parent === undefined ? 'root context' : 'context'} ${path}: ${ctx.describe()}`);
   let i = 0;
-  for (const c of ctx._children ?? []) walk(c, out, `${path}.${i++}`);
+  for (const c of ctx._openChildren()) walk(c, out, `${path}.${i++}`);
 }
 
 /**

@@ -13,6 +13,7 @@
  */
 import type { ConversationHistory, HistoryMark, HistoryObserver } from '../conversation/conversation-history.js';
 import type { InFlight } from '../lifetime/work.js';
+import { localCount as countLocals } from '../context/local-disposal.js';
 import type { ResourceEntry } from '../context/resource-entry.js';
 import type { LocalLifetime, Server } from '../context/server.js';
 import type { SystemContext } from '../context/system-context.js';
@@ -28,13 +29,12 @@ export type TrackedWork = InFlight;
 
 /** The live child contexts of `ctx`, oldest first (empty when it has none). */
 function liveChildren(ctx: SystemContext): readonly SystemContext[] {
-  // the context's linked list of live children
-  return [...(ctx._children ?? [])];
+  return ctx._openChildren();
 }
 
 /** Tracks `work` on `ctx` as in-flight work; returns the function that untracks it. */
 function trackWork(ctx: SystemContext, work: TrackedWork): () => void {
-  return ctx._track(work);
+  return ctx.track(work);
 }
 
 /** Sets the first step of `ctx`'s disposal (what an agent uses to leave its registry). */
@@ -54,7 +54,7 @@ function localEntry(ctx: SystemContext, token: Token): ResourceEntry | undefined
 
 /** How many own locals `ctx` holds (counted apart from {@link localValues}). */
 function localCount(ctx: SystemContext): number {
-  return ctx._localCount();
+  return countLocals(ctx);
 }
 
 /** `ctx`'s own locals as `[token, value]` pairs, oldest first. */

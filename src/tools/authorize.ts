@@ -7,14 +7,15 @@ import type { SystemContext } from '../context/system-context.js';
 import { describeValue } from '../context/token.js';
 import { isThenable } from '../events/bus.js';
 import { Approval } from './approval.js';
-import { messageOf } from './call-failures.js';
 import type { CallState } from './execution.js';
 import type { ToolRegistry } from './registry.js';
 import type { ToolExecution } from './types.js';
+import { errorText } from '../util/error-text.js';
 
 /** @internal Whether `tools/pre-execute` listeners or guards apply to a call in `scope`. */
 export function hasPolicy(reg: ToolRegistry, scope: object | undefined): boolean {
-  return reg.bus.hasListeners('tools/pre-execute', scope) || reg.globalGuards.length > 0 || (scope !== undefined && reg.scopedGuards.has(scope));
+  const guards = reg.guards;
+  return reg.bus.hasListeners('tools/pre-execute', scope) || guards.global.length > 0 || (scope !== undefined && guards.has(scope));
 }
 
 /** @internal The pre-execute waterfall, approval and guards; returns a denial reason or `undefined` (also when aborted meanwhile). */
@@ -25,7 +26,7 @@ export async function authorize(reg: ToolRegistry, ctx: SystemContext, state: Ca
     try {
       decision = await reg.bus.waterfall(scope, 'tools/pre-execute', Object.freeze({ kind: 'allow' }), [execution, ctx]);
     } catch (err) {
-      return `a tools/pre-execute listener failed: ${messageOf(err)}`;
+      return `a tools/pre-execute listener failed: ${errorText(err)}`;
     }
     if (state.aborted) return undefined;
     const kind = readKind(decision);
@@ -38,8 +39,9 @@ export async function authorize(reg: ToolRegistry, ctx: SystemContext, state: Ca
       return `malformed tools/pre-execute decision: ${describeValue(decision)}`;
     }
   }
-  const globals = reg.globalGuards;
-  const scoped = scope === undefined ? undefined : reg.scopedGuards.get(scope);
+  const guards = reg.guards;
+  const globals = guards.global;
+  const scoped = scope === undefined ? undefined : guards.of(scope);
   for (const list of [globals, scoped]) {
     if (list === undefined) continue;
     for (const g of list) {
@@ -49,7 +51,7 @@ export async function authorize(reg: ToolRegistry, ctx: SystemContext, state: Ca
         r = g.fn(execution, ctx);
         if (isThenable(r)) r = await r;
       } catch (err) {
-        return `a guard failed: ${messageOf(err)}`;
+        return `a guard failed: ${errorText(err)}`;
       }
       if (r === undefined) continue;
       if (typeof r === 'string' && r.length > 0) return r;
@@ -80,14 +82,14 @@ async function ask(ctx: SystemContext, state: CallState, execution: ToolExecutio
     if (typeof found === 'string') return `approval required${why}, but ${found}`;
     approval = found.approval;
   } catch (err) {
-    return `approval required${why}, but the Approval could not be resolved: ${messageOf(err)}`;
+    return `approval required${why}, but the Approval could not be resolved: ${errorText(err)}`;
   }
   if (approval === undefined) return `approval required${why}, but no Approval is installed`;
   let approve: unknown;
   try {
     approve = (approval as { approve?: unknown }).approve;
   } catch (err) {
-    return `approval required${why}, but reading the Approval's approve() threw: ${messageOf(err)}`;
+    return `approval required${why}, but reading the Approval's approve() threw: ${errorText(err)}`;
   }
   if (typeof approve !== 'function') return `approval required${why}, but the installed Approval has no approve() method`;
   if (state.aborted) return undefined;
@@ -96,7 +98,7 @@ async function ask(ctx: SystemContext, state: CallState, execution: ToolExecutio
     granted = approve.call(approval, execution, reason, ctx);
     if (isThenable(granted)) granted = await granted;
   } catch (err) {
-    return `approval required${why}, but approve() failed: ${messageOf(err)}`;
+    return `approval required${why}, but approve() failed: ${errorText(err)}`;
   }
   return granted === true ? undefined : `not approved${why}`;
 }

@@ -7,12 +7,13 @@
 import type { SystemContext } from '../context/system-context.js';
 import { describeValue } from '../context/token.js';
 import { authorize, hasPolicy } from './authorize.js';
-import { decided, messageOf, thrown, ToolVanished, unknownTool } from './call-failures.js';
+import { decided, thrown, ToolVanished, unknownTool } from './call-failures.js';
 import { errorResult, type CallState, type Execution } from './execution.js';
 import type { ToolRegistry } from './registry.js';
 import { finish } from './result.js';
 import type { Tool, ToolCallFunction, ToolExecution, ToolResult } from './types.js';
 import { bodyWrapper } from '../observability/wrap.js';
+import { errorText } from '../util/error-text.js';
 
 /**
  * @internal The pipeline after resolution: the result itself when it ran synchronously to its end
@@ -134,7 +135,7 @@ async function authorizeAndRunAsync(reg: ToolRegistry, ctx: SystemContext, state
       fn = await reg.bus.waterfall(scope, 'tools/execute', seed, [execution, ctx]);
     } catch (err) {
       if (state.decided) return decided(state, callId);
-      return errorResult(callId, { code: 'EXECUTION_ERROR', message: `a tools/execute listener failed: ${messageOf(err)}` });
+      return errorResult(callId, { code: 'EXECUTION_ERROR', message: `a tools/execute listener failed: ${errorText(err)}` });
     }
     if (state.decided) return decided(state, callId);
     if (typeof fn !== 'function') {

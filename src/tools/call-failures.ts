@@ -2,7 +2,7 @@
  * The failures a call can end with that every phase of the pipeline shares: an unknown
  * (or vanished) tool, a body that threw, an abort that decided the call first.
  */
-import { describeValue } from '../context/token.js';
+import { errorText } from '../util/error-text.js';
 import { errorResult, type CallState, type Failure } from './execution.js';
 import type { ToolResult } from './types.js';
 
@@ -20,17 +20,7 @@ export function unknownTool(name: string): Failure {
 
 /** @internal The failure of a call function that threw or rejected with `err`. */
 export function thrown(err: unknown): Failure {
-  return err instanceof ToolVanished ? unknownTool(err.toolName) : { code: 'EXECUTION_ERROR', message: messageOf(err) };
-}
-
-/** @internal The message of a thrown value, for results (never throws). */
-export function messageOf(err: unknown): string {
-  try {
-    if (err instanceof Error) return err.message;
-    return String(err);
-  } catch {
-    return describeValue(err);
-  }
+  return err instanceof ToolVanished ? unknownTool(err.toolName) : { code: 'EXECUTION_ERROR', message: errorText(err) };
 }
 
 /** @internal The result the pipeline hands back once an abort decided the call (ignored: the abort's result won). */

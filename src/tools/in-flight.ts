@@ -1,7 +1,7 @@
 /**
  * The calls in flight of one context: one {@link CallGroup} per
  * context that has had a call made through it or of a tool it registered, tracked once
- * with `ctx._track(group)`. Its disposal aborts every member and awaits the group
+ * with `ctx.group(CALLS)`. Its disposal aborts every member and awaits the group
  * (bounded by `disposeTimeoutMs`). Members are linked into the group intrusively, so a
  * call joins and leaves with a few field writes: no `Set`, no per-call closure.
  */

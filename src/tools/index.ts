@@ -1,4 +1,5 @@
 // Tools: the scoped tool registry, its execution pipeline and tool systems.
+import './events.js'; // the tools feature's events and reserved prefixes
 export { Tools, ToolsPlugin } from './tools.js';
 export { Approval } from './approval.js';
 export { toolSystem } from './tool-system.js';

@@ -25,7 +25,7 @@ import { describeValue } from '../context/token.js';
 import type { LayerEntry } from '../scope/layers.js';
 import { isReadableScope } from '../scope/live.js';
 import { authorizeAndRun } from './call-body.js';
-import { messageOf, unknownTool } from './call-failures.js';
+import { unknownTool } from './call-failures.js';
 import { CallState, Execution, errorResult, isExecutionToken, type Failure } from './execution.js';
 import { snapshotJson, type JsonValue } from '../util/lossless-json.js';
 import type { ToolRegistry } from './registry.js';
@@ -33,6 +33,7 @@ import { readShown, wasShown } from './shown.js';
 import type { Tool, ToolExecutionToken, ToolResult } from './types.js';
 import { Agent } from '../agents/agent.js';
 import { toolChannel, trace, type Mutable, type ToolTraceContext } from '../observability/channels.js';
+import { errorText } from '../util/error-text.js';
 
 /** The fields of a tool call, in the order they are read. */
 const CALL_FIELDS = ['callId', 'name', 'arguments', 'scope', 'parent', 'signal'] as const;
@@ -57,7 +58,7 @@ export function executeCall(reg: ToolRegistry, ctx: SystemContext, call: unknown
     return startCall(reg, ctx, call, options);
   } catch (err) {
     // never expected (every read of the input is guarded); kept so that execute can never throw
-    return Promise.resolve(errorResult('', { code: 'EXECUTION_ERROR', message: messageOf(err) }));
+    return Promise.resolve(errorResult('', { code: 'EXECUTION_ERROR', message: errorText(err) }));
   }
 }
 
@@ -93,8 +94,8 @@ function startCall(reg: ToolRegistry, ctx: SystemContext, call: unknown, options
       at = 5;
       rawSignal = c.signal;
     } catch (err) {
-      failure ??= { code: 'INVALID_ARGS', message: `reading the call's "${CALL_FIELDS[at] as string}" threw: ${messageOf(err)}` };
-      const rest = readRest(c, at + 1, (key, e) => void (failure ??= { code: 'INVALID_ARGS', message: `reading the call's "${key}" threw: ${messageOf(e)}` }));
+      failure ??= { code: 'INVALID_ARGS', message: `reading the call's "${CALL_FIELDS[at] as string}" threw: ${errorText(err)}` };
+      const rest = readRest(c, at + 1, (key, e) => void (failure ??= { code: 'INVALID_ARGS', message: `reading the call's "${key}" threw: ${errorText(e)}` }));
       if (at < 1) rawName = rest[1];
       if (at < 2) rawArgs = rest[2];
       if (at < 3) rawScope = rest[3];
@@ -137,7 +138,7 @@ function startCall(reg: ToolRegistry, ctx: SystemContext, call: unknown, options
       try {
         args = snapshotJson(rawArgs, 'tool arguments', 'arguments');
       } catch (err) {
-        argsFailure = { code: 'INVALID_ARGS', message: `invalid arguments for tool "${name}": ${messageOf(err)}` };
+        argsFailure = { code: 'INVALID_ARGS', message: `invalid arguments for tool "${name}": ${errorText(err)}` };
       }
       // A disposed context sees no tools: its scope's restrictions and guards are gone,
       // so resolving for it would fall back to the bare global layer.
@@ -152,7 +153,7 @@ function startCall(reg: ToolRegistry, ctx: SystemContext, call: unknown, options
         try {
           invalid = reg.validate(tool, args);
         } catch (err) {
-          invalid = messageOf(err);
+          invalid = errorText(err);
         }
         if (invalid !== undefined) failure ??= { code: 'INVALID_ARGS', message: `invalid arguments for tool "${name}": ${invalid}` };
       }
@@ -208,7 +209,7 @@ async function runCall(
       result = tracked instanceof Promise ? await tracked : tracked;
     } catch (err) {
       // never expected (track never rejects); kept so that execute can never reject
-      result = errorResult(callId, { code: 'EXECUTION_ERROR', message: messageOf(err) });
+      result = errorResult(callId, { code: 'EXECUTION_ERROR', message: errorText(err) });
     }
   }
 
@@ -267,14 +268,14 @@ function track(
   try {
     r = authorizeAndRun(reg, ctx, state, execution, tool);
   } catch (err) {
-    r = errorResult(execution.callId, { code: 'EXECUTION_ERROR', message: messageOf(err) }); // never expected
+    r = errorResult(execution.callId, { code: 'EXECUTION_ERROR', message: errorText(err) }); // never expected
   }
   state.syncPhase = false;
   const abortedMeanwhile = state.syncResult;
   if (r instanceof Promise) {
     const pipeline = r;
     const settleWith = (x: ToolResult): void => state.settle(x);
-    const failWith = (err: unknown): void => state.settle(errorResult(execution.callId, { code: 'EXECUTION_ERROR', message: messageOf(err) }));
+    const failWith = (err: unknown): void => state.settle(errorResult(execution.callId, { code: 'EXECUTION_ERROR', message: errorText(err) }));
     if (abortedMeanwhile !== undefined) {
       pipeline.then(settleWith, failWith); // ignored (the abort's result won), but it ends the call
       return abortedMeanwhile;

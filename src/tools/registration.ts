@@ -5,6 +5,7 @@
  */
 import { describeValue } from '../context/token.js';
 import { NotLosslessJsonError, snapshotJson, type JsonObject } from '../util/lossless-json.js';
+import { quotedFieldError } from '../util/read-field.js';
 import type { Tool } from './types.js';
 
 /** @internal The parameters step of `snapshotDefinition`: a snapshot, then (last) the interning. */
@@ -38,7 +39,7 @@ export function snapshotDefinition<S>(def: unknown, target: string, steps: Param
     field = 'annotations';
     annotations = d.annotations;
   } catch (err) {
-    throw new TypeError(`Tools.register: reading "${field}" threw: ${err instanceof Error ? err.message : String(err)}`);
+    throw quotedFieldError(err, field, 'Tools.register');
   }
   if (typeof name !== 'string' || name.length === 0) {
     throw new TypeError(`Tools.register(definition): name must be a non-empty string, got ${describeValue(name)}.`);

@@ -7,9 +7,10 @@
 import type { Server } from '../context/server.js';
 import type { SystemContext } from '../context/system-context.js';
 import type { EventBus } from '../events/bus.js';
-import { ownedBy } from '../disposal/owned.js';
-import { Layers, RegistrationError, scopeLabel, type LayerEntry } from '../scope/layers.js';
+import { ScopedList } from '../registry/scoped-list.js';
+import { Layers, RegistrationError, type LayerEntry } from '../scope/layers.js';
 import type { JsonObject } from '../util/lossless-json.js';
+import { groupSlot } from '../lifetime/groups.js';
 import { CallGroup } from './in-flight.js';
 import type { ParameterSteps } from './registration.js';
 import { passes, type RestrictionRecord } from './restrictions.js';
@@ -17,6 +18,9 @@ import { snapshotParameters } from './schema/parameters.js';
 import { readToolsPluginOptions, type ReadToolsPluginOptions } from './schema/plugin-options.js';
 import { RELEASED_VALIDATORS_MAX, ValidatorCache, type Interned } from './schema/validator-cache.js';
 import type { Tool, ToolGuard } from './types.js';
+
+/** The group slot of the tool calls: one {@link CallGroup} per context with calls in flight through it or of its tools. */
+const CALLS = groupSlot('tool calls', () => new CallGroup());
 
 /** @internal A raw schema object's template: the interned parameters last made from it. */
 interface Template {
@@ -55,16 +59,15 @@ export interface Resolved {
   readonly known: readonly string[];
 }
 
-const NO_GUARDS: readonly GuardRecord[] = Object.freeze([]);
-
 /** @internal The shared state of the tools of one server. */
 export class ToolRegistry {
   readonly server: Server;
   readonly bus: EventBus;
   readonly layers: Layers<Tool>;
-  readonly #restrictions = new Map<object, readonly RestrictionRecord[]>();
-  globalGuards: readonly GuardRecord[] = NO_GUARDS;
-  readonly scopedGuards = new Map<object, readonly GuardRecord[]>();
+  /** The restrictions of each scope (`Tools.restrict`), each owned by the context that made it. */
+  readonly restrictions = new ScopedList<RestrictionRecord>('tool restriction');
+  /** The guards, global and per scope (`Tools.guard`), each owned by the context that added it. */
+  readonly guards = new ScopedList<GuardRecord>('tool guard');
   #globalResolved: Resolved | undefined;
   readonly #resolved = new WeakMap<object, Resolved>();
   /** The options of the `ToolsPlugin` that made this registry, read once. */
@@ -92,31 +95,23 @@ export class ToolRegistry {
         this.#unregistered(entry);
       }
     });
-    server._leakProbes.add(() => {
-      const out: string[] = [];
-      for (const [scope, list] of this.#restrictions) for (let i = 0; i < list.length; i++) out.push(`tool restriction of scope ${scopeLabel(scope)}`);
-      for (const [scope, list] of this.scopedGuards) for (let i = 0; i < list.length; i++) out.push(`tool guard of scope ${scopeLabel(scope)}`);
-      return out;
-    });
+  }
+
+  /** One line per scoped restriction, then per scoped guard, still registered (for `assertNoLeaks`). */
+  leaks(): string[] {
+    return [...this.restrictions.leaks(), ...this.guards.leaks()];
   }
 
   /** @internal The in-flight group of `ctx`, made (and tracked on it) on first use. */
   groupOf(ctx: SystemContext): CallGroup {
     // Kept on the context itself (a server has one tools registry): no WeakMap entry per context.
-    const x = ctx._x();
-    let g = x.calls as CallGroup | undefined;
-    if (g === undefined) {
-      g = new CallGroup();
-      x.calls = g;
-      ctx._track(g);
-    }
-    return g;
+    return ctx.group(CALLS);
   }
 
   /** The registration of `tool` was undone (its disposer, or its owner's disposal): abort its calls. */
   #unregistered(entry: LayerEntry<Tool>): void {
     // every call through the registration is a member of its owner's group
-    const group = entry.ctx._extra?.calls as CallGroup | undefined;
+    const group = entry.ctx.groupIfMade(CALLS);
     if (group === undefined || group.count === 0) return;
     group.abortRegistration(
       entry,
@@ -139,7 +134,7 @@ export class ToolRegistry {
     }
     const global = layers.own(undefined, name);
     if (global === undefined) return undefined;
-    return scope === undefined || passes(name, this.#restrictions.get(scope)) ? global : undefined;
+    return scope === undefined || passes(name, this.restrictions.of(scope)) ? global : undefined;
   }
 
   /**
@@ -151,7 +146,7 @@ export class ToolRegistry {
     const layers = this.layers;
     const globalVersion = layers.layerVersion(undefined);
     const ownVersion = scope === undefined ? 0 : layers.layerVersion(scope);
-    const restrictions = scope === undefined ? undefined : this.#restrictions.get(scope);
+    const restrictions = scope === undefined ? undefined : this.restrictions.of(scope);
     const cached = scope === undefined ? this.#globalResolved : this.#resolved.get(scope);
     if (cached !== undefined && cached.globalVersion === globalVersion && cached.ownVersion === ownVersion && cached.restrictions === restrictions) return cached;
     const global = layers.layer(undefined);
@@ -180,36 +175,6 @@ export class ToolRegistry {
     if (scope === undefined) this.#globalResolved = r;
     else this.#resolved.set(scope, r);
     return r;
-  }
-
-  addRestriction(ctx: SystemContext, scope: object, rec: RestrictionRecord): () => void {
-    this.#restrictions.set(scope, [...(this.#restrictions.get(scope) ?? []), rec]);
-    const remove = (): void => {
-      const list = this.#restrictions.get(scope);
-      if (list === undefined || !list.includes(rec)) return;
-      const next = list.filter((r) => r !== rec);
-      if (next.length === 0) this.#restrictions.delete(scope);
-      else this.#restrictions.set(scope, next);
-      };
-    return ownedBy(ctx, remove);
-  }
-
-  addGuard(ctx: SystemContext, rec: GuardRecord): () => void {
-    const scope = rec.scope;
-    if (scope === undefined) this.globalGuards = [...this.globalGuards, rec];
-    else this.scopedGuards.set(scope, [...(this.scopedGuards.get(scope) ?? []), rec]);
-    const remove = (): void => {
-      if (scope === undefined) {
-        this.globalGuards = this.globalGuards.filter((g) => g !== rec);
-        return;
-      }
-      const list = this.scopedGuards.get(scope);
-      if (list === undefined) return;
-      const next = list.filter((g) => g !== rec);
-      if (next.length === 0) this.scopedGuards.delete(scope);
-      else this.scopedGuards.set(scope, next);
-    };
-    return ownedBy(ctx, remove);
   }
 
   /**

@@ -20,15 +20,6 @@ export function passes(name: string, restrictions: readonly RestrictionRecord[] 
   return true;
 }
 
-/** @internal Reads `obj[key]` once, turning a throwing getter into a TypeError. */
-export function readField(obj: object, key: string, where: string): unknown {
-  try {
-    return (obj as Record<string, unknown>)[key];
-  } catch (err) {
-    throw new TypeError(`${where}: reading "${key}" threw: ${err instanceof Error ? err.message : String(err)}`);
-  }
-}
-
 /** @internal A copy of a `Tools.restrict()` name list (`undefined` when omitted); throws a TypeError for anything but an array of strings. */
 export function copyNames(value: unknown, field: string): string[] | undefined {
   if (value === undefined) return undefined;

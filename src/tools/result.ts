@@ -6,11 +6,12 @@
 import type { SystemContext } from '../context/system-context.js';
 import { describeValue } from '../context/token.js';
 import { readKind, readReason } from './authorize.js';
-import { decided, messageOf } from './call-failures.js';
+import { decided } from './call-failures.js';
 import { errorResult, type CallState, type Execution } from './execution.js';
 import { NotLosslessJsonError, snapshotJson, type JsonValue } from '../util/lossless-json.js';
 import type { ToolRegistry } from './registry.js';
 import type { ToolExecution, ToolResult } from './types.js';
+import { errorText } from '../util/error-text.js';
 
 /** @internal Turns a tool (or listener) result value into content; throws when it is not lossless JSON. */
 export function normalizeContent(value: unknown): string {
@@ -51,7 +52,7 @@ async function postExecute(reg: ToolRegistry, ctx: SystemContext, execution: Too
   try {
     decision = await reg.bus.waterfall(scope, 'tools/post-execute', Object.freeze({ kind: 'accept' }), [execution, result, ctx]);
   } catch (err) {
-    return errorResult(callId, { code: 'EXECUTION_ERROR', message: `a tools/post-execute listener failed: ${messageOf(err)}` });
+    return errorResult(callId, { code: 'EXECUTION_ERROR', message: `a tools/post-execute listener failed: ${errorText(err)}` });
   }
   const kind = readKind(decision);
   if (kind === 'accept') {
@@ -61,7 +62,7 @@ async function postExecute(reg: ToolRegistry, ctx: SystemContext, execution: Too
       content = (decision as { content?: unknown }).content;
       output = (decision as { output?: unknown }).output;
     } catch (err) {
-      return errorResult(callId, { code: 'EXECUTION_ERROR', message: `a tools/post-execute decision could not be read: ${messageOf(err)}` });
+      return errorResult(callId, { code: 'EXECUTION_ERROR', message: `a tools/post-execute decision could not be read: ${errorText(err)}` });
     }
     if (content === undefined && output === undefined) return result;
     let text = result.content;
@@ -93,5 +94,5 @@ async function postExecute(reg: ToolRegistry, ctx: SystemContext, execution: Too
 
 /** Why a value is not a result: not losslessly JSON-serializable (where and why), or unreadable. */
 function notLossless(err: unknown): string {
-  return err instanceof NotLosslessJsonError ? `is not losslessly JSON-serializable: ${err.path} ${err.reason}` : `can not be read: ${messageOf(err)}`;
+  return err instanceof NotLosslessJsonError ? `is not losslessly JSON-serializable: ${err.path} ${err.reason}` : `can not be read: ${errorText(err)}`;
 }

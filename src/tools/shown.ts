@@ -5,6 +5,7 @@
  * is an `INVALID_ARGS` message.
  */
 import { describeValue } from '../context/token.js';
+import { errorText } from '../util/error-text.js';
 
 /** @internal The shown tool names; `undefined` when no `shown` was given. */
 export type Shown = readonly string[] | undefined;
@@ -20,7 +21,7 @@ export function readShown(options: unknown, toolName: string): Shown | string {
   try {
     shown = (options as { shown?: unknown }).shown;
   } catch (err) {
-    return `${where}: reading options.shown threw: ${messageOf(err)}`;
+    return `${where}: reading options.shown threw: ${errorText(err)}`;
   }
   if (shown === undefined) return undefined;
   try {
@@ -48,19 +49,11 @@ export function readShown(options: unknown, toolName: string): Shown | string {
     }
     return names;
   } catch (err) {
-    return `${where}: reading shown threw: ${messageOf(err)}`;
+    return `${where}: reading shown threw: ${errorText(err)}`;
   }
 }
 
 /** @internal Whether `name` is among the shown names. */
 export function wasShown(shown: readonly string[], name: string): boolean {
   return shown.includes(name);
-}
-
-function messageOf(err: unknown): string {
-  try {
-    return err instanceof Error ? err.message : describeValue(err);
-  } catch {
-    return describeValue(err);
-  }
 }

@@ -4,11 +4,10 @@
  * `scopeOf(ctx)`, and the {@link ToolsPlugin} that installs them.
  */
 import type { Server } from '../context/server.js';
-import { SystemContext } from '../context/system-context.js';
 import { describeValue } from '../context/token.js';
 import type { Plugin } from '../context/plugin.js';
-import { setProvider } from '../context/provider-hints.js';
-import { installEvents } from '../events/events.js';
+import { definePlugin } from '../registry/define-plugin.js';
+import { explicitScope } from '../registry/explicit-scope.js';
 import { RegistrationError } from '../scope/layers.js';
 import { thawJson } from '../util/lossless-json.js';
 import { standardTarget } from './schema/dialects.js';
@@ -16,10 +15,10 @@ import { readToolsPluginOptions, type ReadToolsPluginOptions, type ToolsPluginOp
 import { executeCall } from './pipeline.js';
 import { snapshotDefinition } from './registration.js';
 import { ToolRegistry } from './registry.js';
-import { copyNames, readField } from './restrictions.js';
+import { copyNames } from './restrictions.js';
+import { readQuotedField } from '../util/read-field.js';
 import type { ExecuteOptions, Tool, ToolCall, ToolDefinition, ToolGuard, ToolResult, ToolRestriction, ToolSchema } from './types.js';
 import { ContextView } from '../scope/context-view.js';
-import { assertReadableScope } from '../scope/live.js';
 
 /**
  * The tools registry and the token it is installed under (by {@link ToolsPlugin}).
@@ -94,8 +93,8 @@ export class Tools extends ContextView<ToolRegistry> {
     if (restriction === null || typeof restriction !== 'object') {
       throw new TypeError(`Tools.restrict(restriction): restriction must be { allow?, deny? }, got ${describeValue(restriction)}.`);
     }
-    const allow = copyNames(readField(restriction, 'allow', 'Tools.restrict'), 'allow');
-    const deny = copyNames(readField(restriction, 'deny', 'Tools.restrict'), 'deny');
+    const allow = copyNames(readQuotedField(restriction, 'allow', 'Tools.restrict'), 'allow');
+    const deny = copyNames(readQuotedField(restriction, 'deny', 'Tools.restrict'), 'deny');
     if (allow === undefined && (deny === undefined || deny.length === 0)) {
       throw new TypeError(
         'Tools.restrict({}) is a no-op: pass allow (the global tools to keep; [] hides all of them) and/or a non-empty deny list.',
@@ -110,7 +109,7 @@ export class Tools extends ContextView<ToolRegistry> {
         );
       }
     }
-    return this.registry.addRestriction(ctx, scope, {
+    return this.registry.restrictions.add(ctx, scope, {
       allow: allow === undefined ? undefined : new Set(allow),
       deny: deny === undefined ? undefined : new Set(deny),
     });
@@ -126,7 +125,8 @@ export class Tools extends ContextView<ToolRegistry> {
     const ctx = this.context;
     ctx._live('Tools.guard()');
     if (typeof fn !== 'function') throw new TypeError(`Tools.guard(fn): fn must be a function, got ${describeValue(fn)}.`);
-    return this.registry.addGuard(ctx, { fn, scope: ctx._scopeKey });
+    const scope = ctx._scopeKey;
+    return this.registry.guards.add(ctx, scope, { fn, scope });
   }
 
   /**
@@ -206,26 +206,30 @@ export class Tools extends ContextView<ToolRegistry> {
     const ctx = this.context;
     // A disposed context's view reads nothing (as its execute finds nothing).
     if (ctx._state !== 0) ctx._live(`Tools.${call.slice(0, call.indexOf('('))}()`);
-    if (scope === undefined) return ctx._scopeKey;
-    if (scope === ctx._scopeKey) return scope;
-    if (scope === null || (typeof scope !== 'object' && typeof scope !== 'function') || scope instanceof SystemContext) {
-      throw new TypeError(`Tools.${call}: scope must be a scope key (an object or function) or omitted, got ${describeValue(scope)}; for a context pass scopeOf(ctx).`);
-    }
-    assertReadableScope(ctx, scope, `Tools.${call}`, "read through a live scope, or omit scope to use the view's own");
-    return scope;
+    // the common reads build no message
+    if (scope === undefined || scope === ctx._scopeKey) return ctx._scopeKey;
+    return explicitScope(ctx, scope, `Tools.${call}`, "read through a live scope, or omit scope to use the view's own", 'an object or function');
   }
 }
 
-const registries = new WeakMap<Server, ToolRegistry>();
+/** How {@link ToolsPlugin} installs the tools registry: one per server, `Tools` bound to each context. */
+const toolsKind = definePlugin<ToolRegistry, Tools>({
+  plugin: 'ToolsPlugin',
+  token: Tools,
+  view: (registry) => (ctx) => new Tools(registry, ctx),
+  leaks: (registry) => registry.leaks(),
+  once: 'reuse',
+  installedBy: 'server.addPlugins(new ToolsPlugin())',
+});
 
 /** @internal The tools registry of `server`, `undefined` when `ToolsPlugin` was not added. */
 export function toolRegistryOf(server: Server): ToolRegistry | undefined {
-  return registries.get(server);
+  return toolsKind.of(server);
 }
 
 /** @internal The detached schemas scope `scope` sees, `undefined` when `ToolsPlugin` was not added. */
 export function toolSchemasOf(server: Server, scope: object | undefined): ToolSchema[] | undefined {
-  const reg = registries.get(server);
+  const reg = toolsKind.of(server);
   return reg === undefined ? undefined : reg.resolve(scope).list.map(schemaOf);
 }
 
@@ -256,12 +260,6 @@ export class ToolsPlugin implements Plugin {
 
   /** Installs `Tools` and `Events`. */
   build(server: Server): void {
-    const bus = installEvents(server);
-    if (registries.has(server)) return;
-    const reg = new ToolRegistry(server, bus, this.#options);
-    registries.set(server, reg);
-    server.insertGlobalView(Tools, (ctx) => new Tools(reg, ctx));
+    toolsKind.install(server, (bus) => new ToolRegistry(server, bus, this.#options));
   }
 }
-
-setProvider(Tools, 'it is installed by ToolsPlugin: call server.addPlugins(new ToolsPlugin()) before server.finish()');

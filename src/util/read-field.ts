@@ -37,3 +37,37 @@ function fieldError(err: unknown, key: string, where: string, owner: string | un
   const message = fix === undefined ? `${where}: reading ${field} threw: ${text}` : `${where}: reading ${field} threw (${text}); ${fix}`;
   return new TypeError(message, { cause: err });
 }
+
+/**
+ * @internal Reads `obj[key]` once, like {@link readField}, for messages that quote the
+ * field: when the read throws, throws `${where}: reading "${key}" threw: ${text}` (a
+ * `TypeError` with the thrown value as its `cause`).
+ *
+ * @param obj - the object to read (a caller's options or definition).
+ * @param key - the field to read.
+ * @param where - the call the message names, e.g. `new ToolsPlugin(options)`.
+ *
+ * @example
+ * ```ts
+ * const deny = readQuotedField(restriction, 'deny', 'Tools.restrict');
+ * ```
+ */
+export function readQuotedField(obj: object, key: string, where: string): unknown {
+  try {
+    return (obj as Record<string, unknown>)[key];
+  } catch (err) {
+    throw quotedFieldError(err, key, where);
+  }
+}
+
+/**
+ * @internal The error {@link readQuotedField} throws, for a caller that reads several
+ * fields in one `try` and names the one that threw.
+ *
+ * @param err - what the read threw (kept as the `cause`).
+ * @param key - the field whose read threw.
+ * @param where - the call the message names, e.g. `Tools.register`.
+ */
+export function quotedFieldError(err: unknown, key: string, where: string): TypeError {
+  return new TypeError(`${where}: reading "${key}" threw: ${errorText(err)}`, { cause: err });
+}

@@ -8,6 +8,7 @@ import { ToolSchemaError } from './tool-schema-error.js';
 import { refuseUnsupported } from './refuse.js';
 import { acceptedUris, createAjv, dialectOfUri, DIALECT_URIS, metaAjv, type JsonSchemaDialect } from './dialects.js';
 import { describeValue } from '../../context/token.js';
+import { errorText } from '../../util/error-text.js';
 import type { ToolsRegExpEngine } from './plugin-options.js';
 
 /**
@@ -70,7 +71,7 @@ export class SchemaCompiler {
       const meta = metaAjv(dialect).getSchema(DIALECT_URIS[dialect]) as ValidateFunction;
       if (meta(params) !== true) metaErrors = meta.errors ?? [];
     } catch (err) {
-      throw new ToolSchemaError(tool, 'parameters', `checking it against the ${dialect} meta-schema threw: ${messageOf(err)}`);
+      throw new ToolSchemaError(tool, 'parameters', `checking it against the ${dialect} meta-schema threw: ${errorText(err)}`);
     }
     if (metaErrors !== undefined) {
       const first = metaErrors[0];
@@ -92,7 +93,7 @@ export class SchemaCompiler {
             'Change the pattern, or register the tool where the engine accepts it.',
         );
       }
-      throw new ToolSchemaError(tool, compileErrorPath(params, err), `can not be compiled as a JSON Schema (${dialect}): ${messageOf(err)}. ` +
+      throw new ToolSchemaError(tool, compileErrorPath(params, err), `can not be compiled as a JSON Schema (${dialect}): ${errorText(err)}. ` +
         'Every $ref must point inside the schema (remote references are not fetched).');
     } finally {
       try {
@@ -140,7 +141,7 @@ function engine(regExp: ToolsRegExpEngine): NonNullable<CodeOptions['regExp']> {
     try {
       rx = regExp(source, flags);
     } catch (err) {
-      throw new PatternRefused(source, messageOf(err));
+      throw new PatternRefused(source, errorText(err));
     }
     if (rx === null || typeof rx !== 'object' || typeof (rx as { test?: unknown }).test !== 'function') {
       throw new PatternRefused(source, `it returned ${describeValue(rx)}, not an object with a test(text) method`);
@@ -179,12 +180,4 @@ function compileErrorPath(params: JsonObject, err: unknown): string {
     }
   }
   return 'parameters';
-}
-
-function messageOf(err: unknown): string {
-  try {
-    return err instanceof Error ? err.message : String(err);
-  } catch {
-    return 'an unprintable value';
-  }
 }

@@ -2,6 +2,7 @@
  * `new ToolsPlugin(options)`: how tool schemas are read.
  */
 import { describeValue } from '../../context/token.js';
+import { readQuotedField } from '../../util/read-field.js';
 import type { DefaultJsonSchemaDialect } from './dialects.js';
 
 /**
@@ -75,25 +76,17 @@ export function readToolsPluginOptions(options: unknown): ReadToolsPluginOptions
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`new ToolsPlugin(options): options must be an object { defaultDialect?, regExp? } or omitted, got ${describeValue(options)}.`);
   }
-  const dialect = readOption(options, 'defaultDialect');
+  const dialect = readQuotedField(options, 'defaultDialect', 'new ToolsPlugin(options)');
   if (dialect !== undefined && dialect !== 'draft-07' && dialect !== '2020-12') {
     throw new TypeError(
       `new ToolsPlugin({ defaultDialect }): defaultDialect must be 'draft-07' (the default) or '2020-12', got ${describeValue(dialect)}.`,
     );
   }
-  const regExp = readOption(options, 'regExp');
+  const regExp = readQuotedField(options, 'regExp', 'new ToolsPlugin(options)');
   if (regExp !== undefined && typeof regExp !== 'function') {
     throw new TypeError(
       `new ToolsPlugin({ regExp }): regExp must be a function (source, flags) => { test(text) } (for example (s, f) => new RE2(s, f)) or omitted, got ${describeValue(regExp)}.`,
     );
   }
   return { defaultDialect: dialect ?? 'draft-07', regExp: regExp as ToolsRegExpEngine | undefined };
-}
-
-function readOption(options: object, name: string): unknown {
-  try {
-    return (options as Record<string, unknown>)[name];
-  } catch (err) {
-    throw new TypeError(`new ToolsPlugin(options): reading "${name}" threw: ${err instanceof Error ? err.message : String(err)}`);
-  }
 }

@@ -2,6 +2,7 @@
  * What `Tools.register` refuses in a schema before ajv sees it: what ajv would ignore or
  * turn asynchronous.
  */
+import { errorText } from '../../util/error-text.js';
 import type { JsonObject, JsonValue } from '../../util/lossless-json.js';
 import { ToolSchemaError } from './tool-schema-error.js';
 import { DIALECT_URIS, dialectOfUri, type JsonSchemaDialect } from './dialects.js';
@@ -174,7 +175,7 @@ function checkPattern(tool: string, path: string, pattern: string): void {
     throw new ToolSchemaError(
       tool,
       path,
-      `${JSON.stringify(pattern)} is not a valid regular expression (it is compiled with the "u" flag): ${err instanceof Error ? err.message : String(err)}. Fix the pattern.`,
+      `${JSON.stringify(pattern)} is not a valid regular expression (it is compiled with the "u" flag): ${errorText(err)}. Fix the pattern.`,
     );
   }
 }

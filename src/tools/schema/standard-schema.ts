@@ -4,6 +4,7 @@
  * that is stored, shown to the model and checked by ajv.
  */
 import { describeValue } from '../../context/token.js';
+import { errorText } from '../../util/error-text.js';
 import { ToolSchemaError } from './tool-schema-error.js';
 
 /**
@@ -69,7 +70,7 @@ export function convertStandardSchema(tool: string, parameters: object, target: 
     jsonSchema = standard !== null && typeof standard === 'object' ? (standard as Record<string, unknown>)['jsonSchema'] : undefined;
     input = jsonSchema !== null && typeof jsonSchema === 'object' ? (jsonSchema as Record<string, unknown>)['input'] : undefined;
   } catch (err) {
-    throw new ToolSchemaError(tool, `parameters.${STANDARD_KEY}`, `reading it threw: ${messageOf(err)}`);
+    throw new ToolSchemaError(tool, `parameters.${STANDARD_KEY}`, `reading it threw: ${errorText(err)}`);
   }
   if (typeof input !== 'function') {
     throw new ToolSchemaError(
@@ -85,16 +86,8 @@ export function convertStandardSchema(tool: string, parameters: object, target: 
     throw new ToolSchemaError(
       tool,
       'parameters',
-      `converting the Standard Schema to JSON Schema (~standard.jsonSchema.input({ target: '${target}' })) threw: ${messageOf(err)}. ` +
+      `converting the Standard Schema to JSON Schema (~standard.jsonSchema.input({ target: '${target}' })) threw: ${errorText(err)}. ` +
         'Use only what the library can express in JSON Schema, or pass a JSON Schema object.',
     );
-  }
-}
-
-function messageOf(err: unknown): string {
-  try {
-    return err instanceof Error ? err.message : String(err);
-  } catch {
-    return 'an unprintable value';
   }
 }

@@ -87,8 +87,8 @@ async function create(view: Agents, { id, setup, parent, parentFilter }: Snapsho
   }
   if (viewCtx.isDisposed) viewCtx._live(`${call}({ id: "${id}" })`);
   const registry: AgentRegistry = view._registry;
-  const holder = registry.holder(id);
-  if (holder !== undefined && !holder.isDisposed) {
+  const holder = registry.liveHolder(id);
+  if (holder !== undefined) {
     const where = holder.state === 'composing' ? 'an agent with that id is still running its setup' : 'a live agent has that id';
     throw new AgentError(id, `agent "${id}" is already registered (${where}); dispose it first or choose another id.`);
   }

@@ -1,6 +1,8 @@
 // Durable sessions: the store contract, its error, and the in-memory store. The SQL stores
 // have their own entry points (polestar-di/sessions/sqlite, polestar-di/sessions/postgres),
 // each importing only its own driver.
+export type { SessionEventInfo, SessionLeaseLostInfo } from './events.js'; // and, loading it, the session/* events and reserved prefixes
+import './events.js';
 export { SessionError, SESSION_ERROR_CODES } from './errors.js';
 export type { SessionErrorCode, SessionErrorOptions, LeaseHolder } from './errors.js';
 export { HISTORY_KIND_PREFIX } from './store/contract.js';

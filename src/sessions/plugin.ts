@@ -22,6 +22,7 @@ const sessions = definePlugin<SessionsRuntime, Sessions>({
   token: Sessions,
   view: (rt) => (ctx) => new Sessions(rt, ctx),
   leaks: (rt) => rt.registry.leaks(),
+  installedBy: 'server.addPlugins(new AgentsPlugin(), new SessionsPlugin())',
 });
 
 /** @internal The live durable sessions of `server`, `undefined` when `SessionsPlugin` was not added (read by `inspect`). */

@@ -12,7 +12,6 @@ import type { AgentSetup } from '../agents/agents.js';
 import { Agents } from '../agents/agents.js';
 import { createAgent } from '../agents/create-agent.js';
 import type { ParentFilter } from '../context/parent-filter.js';
-import { setProvider } from '../context/provider-hints.js';
 import { describeValue, errorText } from '../context/token.js';
 import { ContextView } from '../scope/context-view.js';
 import { snapshotJson, type JsonValue } from '../util/lossless-json.js';
@@ -224,8 +223,6 @@ export class Sessions extends ContextView<SessionsRuntime> {
   }
 }
 
-setProvider(Sessions, 'it is installed by SessionsPlugin: call server.addPlugins(new AgentsPlugin(), new SessionsPlugin()) before server.finish()');
-
 /** The create/resume transaction. Everything up to the reservations runs before any await. */
 async function openDurable(view: Sessions, mode: 'create' | 'resume', options: unknown): Promise<DurableSession> {
   const call = mode === 'create' ? 'Sessions.create' : 'Sessions.resume';
@@ -235,8 +232,8 @@ async function openDurable(view: Sessions, mode: 'create' | 'resume', options: u
   const rt = view._runtime;
   const reused = rt.owners.refusal(call, o.sessionId);
   if (reused !== undefined) throw reused;
-  const held = rt.registry.holder(o.sessionId) as DurableSession | undefined;
-  if (held !== undefined && !held.isDisposed) {
+  const held = rt.registry.liveHolder(o.sessionId) as DurableSession | undefined;
+  if (held !== undefined) {
     throw new SessionError(
       'SESSION_BUSY',
       `${call}({ sessionId: "${o.sessionId}" }): session busy: it is ${held._published ? 'open' : 'being opened'} in this process (owner "${rt.owner}", agent "${held._published ? held.agent.id : '…'}"); use sessions.get("${o.sessionId}"), or close it first.`,

@@ -24,19 +24,6 @@ export function describeValue(value: unknown): string {
   }
 }
 
-/**
- * @internal The brief form of {@link describeValue} that session stores use in their input
- * checks: `"…"` for a string, `number 5`, `an array`, `an object`, or the `typeof` of
- * anything else. Never throws.
- */
-export function describeValueBriefly(value: unknown): string {
-  try {
-    return briefUnsafe(value);
-  } catch {
-    return uninspectable(value);
-  }
-}
-
 function uninspectable(value: unknown): string {
   return `${typeof value === 'function' ? 'a function' : 'an object'} that can not be inspected (a revoked proxy or one whose traps throw)`;
 }
@@ -79,22 +66,5 @@ function describeUnsafe(value: unknown): string {
     }
     default:
       return `the ${typeof value} ${String(value)}`;
-  }
-}
-
-function briefUnsafe(value: unknown): string {
-  if (value === null) return 'null';
-  if (Array.isArray(value)) return 'an array';
-  switch (typeof value) {
-    case 'string':
-      return quoted(value);
-    case 'number':
-    case 'boolean':
-    case 'bigint':
-      return `${typeof value} ${String(value)}`;
-    case 'object':
-      return 'an object';
-    default:
-      return typeof value;
   }
 }

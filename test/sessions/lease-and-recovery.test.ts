@@ -3,7 +3,8 @@
  * session/lease-lost and disposal, fenced turns, interrupted turns and the `interrupted`
  * handler.
  */
-import { MemorySessionStore, Sessions, TurnLog, type ChatMessage, type InterruptedTurn, type Lease } from '../../src/index.js';
+import { MemorySessionStore, Sessions, TurnLog, type ChatMessage, type InterruptedTurn } from '../../src/index.js';
+import type { Lease } from '../../src/sessions.js';
 import { delegateStore, recordEvents, serverOn, sleep } from './harness.js';
 
 const collect = async <T>(it: AsyncIterable<T>): Promise<T[]> => {

@@ -3,7 +3,8 @@
  * the call rejects, nothing is published, the lease is released at once, a create's late
  * row is removed, and the same ids can be used again right away.
  */
-import { AgentError, Agents, MemorySessionStore, Sessions, type LoadedSession } from '../../src/index.js';
+import { AgentError, Agents, MemorySessionStore, Sessions } from '../../src/index.js';
+import type { LoadedSession } from '../../src/sessions.js';
 import { delegateStore, serverOn, sleep } from './harness.js';
 
 test('a load that never settles: disposing the owner rejects the resume and releases the lease at once', async () => {

@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import type { Lease, SessionStore } from '../../src/index.js';
+import type { Lease, SessionStore } from '../../src/sessions.js';
 import { PostgresSessionStore } from '../../src/sessions/postgres.js';
 import { SqliteSessionStore } from '../../src/sessions/sqlite.js';
 import { STORE_BOUND, applyStoreBounds } from '../../src/sessions/store/store-bound.js';

@@ -7,7 +7,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MemorySessionStore, SessionError, type Lease, type SessionStore } from '../../src/index.js';
+import { MemorySessionStore, SessionError, type SessionStore } from '../../src/index.js';
+import type { Lease } from '../../src/sessions.js';
 import { PostgresSessionStore } from '../../src/sessions/postgres.js';
 import { SqliteSessionStore } from '../../src/sessions/sqlite.js';
 import { createTestDatabase, describePg, pgTarget } from './pg-target.js';

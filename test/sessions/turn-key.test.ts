@@ -184,7 +184,7 @@ function keyTests(backend: () => Backend): void {
       [5, /options must be an object such as \{ key \}, got the number 5/],
       [null, /options must be an object/],
       [['k'], /options must be an object/],
-      [{ key: 5 }, /options\.key must be a string, got number 5/],
+      [{ key: 5 }, /options\.key must be a string, got the number 5/],
       [{ key: '' }, /options\.key must not be empty/],
       [{ key: 'a\u0000b' }, /options\.key must not contain NUL/],
       [{ key: 'x\ud800' }, /options\.key must be well-formed Unicode/],

@@ -2,6 +2,7 @@
  * The text of a caught value: an Error's message, a string as it is, anything else
  * described; never a throw, whatever the caught value does when it is read.
  */
+import { runInNewContext } from 'node:vm';
 import { errorText } from '../../src/util/error-text.js';
 
 class AppError extends Error {}
@@ -73,5 +74,11 @@ describe('hostile values give a fixed text instead of throwing', () => {
       },
     };
     expect(errorText(o)).toBe('an object (Object)');
+  });
+
+  test('an error made in another realm gives its message, not a description', () => {
+    const foreign: unknown = runInNewContext('new RangeError("from the sandbox")');
+    expect(foreign instanceof Error).toBe(false);
+    expect(errorText(foreign)).toBe('from the sandbox');
   });
 });

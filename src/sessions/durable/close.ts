@@ -38,10 +38,7 @@ export function installTeardown(s: DurableState, agent: Agent): void {
   // Runs last (registered first): give the lease up (or, for a create that never
   // settled, remove the row it wrote) and free the session id.
   ctx.onDispose(async () => {
-    s.tornDown = true;
-    s.state = 'disposed';
-    s.keeper?.stop();
-    s.rt.registry.leave(s.handle);
+    tearDown(s);
     const remove = s.mode === 'create' && !s.settled;
     // A create whose reply was lost wrote its row under the first lease it would have
     // returned (this owner and incarnation, epoch 1): remove it with that lease, so a
@@ -66,10 +63,7 @@ export function installTeardown(s: DurableState, agent: Agent): void {
   const agentPrelude = ctx._prelude;
   ctx._prelude = async () => {
     const was = s.published;
-    s.state = 'disposed';
-    s.tornDown = true;
-    s.keeper?.stop();
-    s.rt.registry.leave(s.handle);
+    tearDown(s);
     const errors = was ? await s.emit('session/disposed') : [];
     try {
       await agentPrelude?.();
@@ -79,6 +73,14 @@ export function installTeardown(s: DurableState, agent: Agent): void {
     if (errors.length === 1) throw errors[0];
     if (errors.length > 1) throw new AggregateError(errors, `disposing session "${s.id}" failed`);
   };
+}
+
+/** Marks the session torn down: disposed, no more renewals, its id free (idempotent: the prelude and the last cleanup both run it). */
+function tearDown(s: DurableState): void {
+  s.state = 'disposed';
+  s.tornDown = true;
+  s.keeper?.stop();
+  s.rt.registry.leave(s.handle);
 }
 
 /** The rejection of a disposal whose `store.release()` (or `delete`) did not answer within `disposeTimeoutMs`. */

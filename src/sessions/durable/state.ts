@@ -8,7 +8,7 @@
 import type { Agent } from '../../agents/agent.js';
 import type { ConversationHistory, HistoryMark, HistoryObserver } from '../../conversation/conversation-history.js';
 import type { Session } from '../../conversation/session.js';
-import type { SessionEventInfo, SessionLeaseLostInfo } from '../../events/event-map.js';
+import type { SessionEventInfo, SessionLeaseLostInfo } from '../events.js';
 import { eventBusOf } from '../../events/events.js';
 import type { JsonValue } from '../../util/lossless-json.js';
 import { SessionError } from '../errors.js';

@@ -9,6 +9,8 @@
  * replaces and PostgreSQL's `text` and `jsonb` refuse), and keeps key order, so a read
  * gives back exactly what was written.
  */
+import { describeValue } from '../../util/describe-value.js';
+import { errorText } from '../../util/error-text.js';
 import { NotLosslessJsonError, snapshotJson, type JsonValue } from '../../util/lossless-json.js';
 import { SessionError } from '../errors.js';
 import type {
@@ -25,9 +27,6 @@ import type {
   PersistedLocal,
   TurnAttempt,
 } from './contract.js';
-
-import { describeValueBriefly as describeValue } from '../../util/describe-value.js';
-export { describeValue };
 
 /** @internal The format every row is written in; a greater one is refused on read. */
 export const ROW_FORMAT = 1;
@@ -77,16 +76,6 @@ export function checkInt(value: unknown, what: string, min: number, max = Number
   return value;
 }
 
-/** @internal The message of a thrown value, read without trusting it. */
-function messageOf(err: unknown): string {
-  try {
-    if (err instanceof Error && typeof err.message === 'string') return err.message;
-  } catch {
-    // a hostile error object: describe it instead
-  }
-  return describeValue(err);
-}
-
 /**
  * @internal Runs the check of one argument: a `TypeError` or `SessionError` passes through;
  * anything else thrown while reading the argument (a throwing getter or proxy trap) becomes
@@ -97,7 +86,7 @@ export function guarded<T>(what: string, check: () => T): T {
     return check();
   } catch (err) {
     if (err instanceof TypeError || err instanceof SessionError) throw err;
-    throw new TypeError(`${what} could not be read: ${messageOf(err)}.`, { cause: err });
+    throw new TypeError(`${what} could not be read: ${errorText(err)}.`, { cause: err });
   }
 }
 
@@ -169,7 +158,7 @@ export function checkTurnKey(value: unknown, what: string): string | undefined {
 export function alreadyCommitted(sessionId: string, key: string, turn: number): SessionError {
   return new SessionError(
     'TURN_ALREADY_COMMITTED',
-    `turn already committed: turn ${turn} of session "${sessionId}" was committed with the key ${describeValue(key)}, so this turn was not started and nothing was written. ` +
+    `turn already committed: turn ${turn} of session "${sessionId}" was committed with the key ${JSON.stringify(key)}, so this turn was not started and nothing was written. ` +
       'The message it carries is stored already: do not send it again.',
     { sessionId, turn },
   );

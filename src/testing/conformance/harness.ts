@@ -5,6 +5,8 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { SessionError, type SessionErrorCode } from '../../sessions/errors.js';
+import { errorText } from '../../util/error-text.js';
+import { isThenable as looksThenable } from '../../util/is-thenable.js';
 import type { JsonValue } from '../../util/lossless-json.js';
 import type { Lease, NewSessionEvent, PersistedLocal, SessionStore, StoredSessionEvent } from '../../sessions/store/contract.js';
 import type { MakeSessionStore } from './types.js';
@@ -38,9 +40,10 @@ export class CallTimeoutError extends Error {
 /** The promised methods of the store contract, in the order of the interface. */
 export const PROMISED_METHODS = ['create', 'acquire', 'renew', 'release', 'begin', 'append', 'commit', 'abort', 'rollback', 'pin', 'load', 'attemptStatus', 'checkpoints', 'list', 'delete', 'close'] as const;
 
+/** Whether a store call returned a promise; a hostile `then` getter that throws counts as not one (never throws). */
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
   try {
-    return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
+    return looksThenable(value);
   } catch {
     return false;
   }
@@ -194,7 +197,7 @@ export async function rejects(call: () => unknown, expected: SessionErrorCode | 
   try {
     p = call();
   } catch (err) {
-    assert.fail(`${what}: threw synchronously instead of rejecting: ${String(err)}`);
+    assert.fail(`${what}: threw synchronously instead of rejecting: ${errorText(err)}`);
   }
   assert.ok(p instanceof Promise || (typeof p === 'object' && p !== null && typeof (p as { then?: unknown }).then === 'function'), `${what}: did not return a promise`);
   try {
@@ -214,7 +217,7 @@ export async function rejects(call: () => unknown, expected: SessionErrorCode | 
 export function describe(err: unknown): string {
   if (err instanceof SessionError) return `SessionError ${err.code}: ${err.message}`;
   if (err instanceof Error) return `${err.name}: ${err.message}`;
-  return String(err);
+  return errorText(err);
 }
 
 export async function collect(it: AsyncIterable<StoredSessionEvent>): Promise<StoredSessionEvent[]> {

@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { SessionError } from '../../sessions/errors.js';
+import { errorText } from '../../util/error-text.js';
 import { dataAndConcurrencyChecks } from './data-and-concurrency-checks.js';
 import { faultChecks } from './fault-checks.js';
 import { boundStore, type Check, CheckContext, DEFAULT_CALL_TIMEOUT_MS, LONG_TTL, makeBounded } from './harness.js';
@@ -161,7 +162,7 @@ export function runSessionStoreConformance(makeStore: MakeSessionStore, options:
         else skipped.push({ name: checks[i].name, reason });
       } catch (err) {
         failed.push(checks[i].name);
-        errors.push(new Error(`${checks[i].name}: ${err instanceof Error ? err.message : String(err)}`, { cause: err }));
+        errors.push(new Error(`${checks[i].name}: ${errorText(err)}`, { cause: err }));
       }
     }
     if (errors.length > 0) {

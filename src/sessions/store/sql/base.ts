@@ -11,6 +11,7 @@
  * refusal (lease lost, attempt not open, checkpoint not kept) is a second query, run only
  * when the first matched nothing.
  */
+import { errorText } from '../../../util/error-text.js';
 import type { JsonValue } from '../../../util/lossless-json.js';
 import { SessionError } from '../../errors.js';
 import {
@@ -158,8 +159,7 @@ export class SqlSessionStore implements SessionStore {
 
   #wrap(err: unknown, what: string): unknown {
     if (err instanceof SessionError || err instanceof TypeError) return err;
-    const message = err instanceof Error ? err.message : String(err);
-    return new SessionError('STORE_ERROR', `store error: store.${what}() failed on ${this.#driver.label}: ${message}`, { cause: err });
+    return new SessionError('STORE_ERROR', `store error: store.${what}() failed on ${this.#driver.label}: ${errorText(err)}`, { cause: err });
   }
 
   #ensureReady(): Promise<void> {

@@ -1,0 +1,91 @@
+/**
+ * The PostgreSQL session store, on `pg` (an optional peer dependency: `npm install pg`) or
+ * any pool with the same `connect()` / `query()` shape.
+ *
+ * Many processes on many machines may share one database: leases expire on the database's
+ * clock, and every write is fenced by the lease's epoch.
+ */
+import { SessionError } from '../../errors.js';
+import { checkInt, checkName, checkObject } from '../input.js';
+import { SqlSessionStore } from './base.js';
+import { PgDriver, ignore, type Listenable, type OwnedPool, type PgPoolLike } from './pg-driver.js';
+import type { SessionStore } from '../contract.js';
+
+/** Options of {@link PostgresSessionStore}: a pool of yours, or a connection string. */
+export type PostgresSessionStoreOptions =
+  | {
+      /** Your pool. The store never ends it: `store.close()` leaves it open. */
+      readonly pool: PgPoolLike;
+    }
+  | {
+      /** A PostgreSQL URL (`postgres://user@host:5432/db`); the store makes a `pg.Pool` and ends it on `close()`. */
+      readonly connectionString: string;
+      /** Size of that pool (default 10). */
+      readonly max?: number;
+    };
+
+/**
+ * A {@link SessionStore} in a PostgreSQL database, shared by any number of processes on
+ * any number of machines. Leases are rows taken with a conditional `UPDATE … RETURNING` on
+ * the database's clock (never the process's), and every write is one transaction fenced by
+ * the lease's epoch; no session-level advisory locks are used (they pin a pooled connection
+ * per session, break under transaction pooling and give no fencing token), so it works
+ * behind PgBouncer in transaction mode. The tables (`polestar_*`, in the connection's
+ * `search_path`) are created or migrated on first use under an advisory transaction lock;
+ * a schema or rows written by a newer polestar-di are refused with `UNSUPPORTED_FORMAT`.
+ */
+export class PostgresSessionStore extends SqlSessionStore implements SessionStore {
+  /**
+   * @param options - `{ pool }` or `{ connectionString, max? }`.
+   * @throws TypeError when the options are not one of those shapes.
+   */
+  constructor(options: PostgresSessionStoreOptions) {
+    super(pgDriverOf(options));
+  }
+}
+
+/** The driver of a {@link PostgresSessionStore} for its options, or a `TypeError` naming what is wrong with them. */
+function pgDriverOf(options: PostgresSessionStoreOptions): PgDriver {
+  const o = checkObject<{ pool: PgPoolLike; connectionString: string; max: number }>(options, 'new PostgresSessionStore(options)', false);
+  if (o.pool !== undefined) {
+    if (o.connectionString !== undefined) throw new TypeError('new PostgresSessionStore(options): give either pool or connectionString, not both.');
+    if (o.pool === null || typeof o.pool !== 'object' || typeof (o.pool as { connect?: unknown }).connect !== 'function') {
+      throw new TypeError('options.pool must be a pool with connect() (e.g. a pg.Pool).');
+    }
+    return new PgDriver({ pool: o.pool }, 'the PostgreSQL pool given to PostgresSessionStore');
+  }
+  if (o.connectionString === undefined) throw new TypeError('new PostgresSessionStore(options): give pool (a pg.Pool) or connectionString.');
+  const url = checkName(o.connectionString, 'options.connectionString');
+  const max = o.max === undefined ? 10 : checkInt(o.max, 'options.max', 1, 10_000);
+  let made: Promise<OwnedPool> | undefined;
+  return new PgDriver({ make: () => (made ??= makePool(url, max)), made: () => made }, `the PostgreSQL database at ${redact(url)}`);
+}
+
+/** Hides the password of a URL in messages. */
+function redact(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password !== '') u.password = '***';
+    return u.toString();
+  } catch {
+    return 'the given connection string';
+  }
+}
+
+/** The store's own `pg.Pool` for a connection string (or `STORE_ERROR` when `pg` is not installed). */
+async function makePool(connectionString: string, max: number): Promise<OwnedPool> {
+  let pg: { Pool: new (config: { connectionString: string; max: number; keepAlive: boolean }) => OwnedPool & Listenable };
+  try {
+    pg = ((await import('pg')) as unknown as { default: typeof pg }).default;
+  } catch (err) {
+    throw new SessionError('STORE_ERROR', 'store error: PostgresSessionStore({ connectionString }) needs the pg package: npm install pg (or pass your own pool).', { cause: err });
+  }
+  // TCP keepalive finds a connection whose peer vanished without a FIN (a cut network).
+  const pool = new pg.Pool({ connectionString, max, keepAlive: true });
+  // An idle client's connection error is emitted on the pool; without a listener it would
+  // crash the process. The pool has already discarded that client; the next call gets a
+  // fresh connection (or fails, and that failure is reported on it).
+  pool.on('error', ignore);
+  return pool;
+}
+

@@ -7,6 +7,6 @@
  *
  * @packageDocumentation
  */
-export { toAiSdkTools } from './ai-sdk/tools.js';
-export type { AiSdkTool, AiSdkTools, AiSdkToolsOptions } from './ai-sdk/tools.js';
-export { toAiSdkMessages, fromAiSdkMessages } from './ai-sdk/messages.js';
+export { toAiSdkTools } from './wire/ai-sdk/tools.js';
+export type { AiSdkTool, AiSdkTools, AiSdkToolsOptions } from './wire/ai-sdk/tools.js';
+export { toAiSdkMessages, fromAiSdkMessages } from './wire/ai-sdk/messages.js';

@@ -6,14 +6,14 @@
  *
  * @packageDocumentation
  */
-export { PROVIDER_TOOL_NAME } from './tool-names.js';
+export { PROVIDER_TOOL_NAME } from './wire/tool-names.js';
 export {
   toOpenAIChatTools,
   fromOpenAIChatToolCall,
   toOpenAIChatToolMessage,
   toOpenAIChatMessages,
   fromOpenAIChatMessages,
-} from './openai-chat.js';
+} from './wire/openai-chat.js';
 export type {
   OpenAIChatTool,
   OpenAIChatToolCallLike,
@@ -22,14 +22,14 @@ export type {
   OpenAIChatToolMessage,
   OpenAIChatMessage,
   OpenAIChatMessageLike,
-} from './openai-chat.js';
+} from './wire/openai-chat.js';
 export {
   toOpenAIResponsesTools,
   fromOpenAIResponsesFunctionCall,
   toOpenAIResponsesFunctionOutput,
   toOpenAIResponsesInput,
   fromOpenAIResponsesInput,
-} from './openai-responses.js';
+} from './wire/openai-responses.js';
 export type {
   OpenAIResponsesTool,
   OpenAIResponsesFunctionCallLike,
@@ -37,14 +37,14 @@ export type {
   OpenAIResponsesFunctionCall,
   OpenAIResponsesFunctionOutput,
   OpenAIResponsesInputItem,
-} from './openai-responses.js';
+} from './wire/openai-responses.js';
 export {
   toAnthropicTools,
   fromAnthropicToolUse,
   toAnthropicToolResult,
   toAnthropicMessages,
   fromAnthropicMessages,
-} from './anthropic.js';
+} from './wire/anthropic.js';
 export type {
   AnthropicTool,
   AnthropicToolUseLike,
@@ -55,12 +55,13 @@ export type {
   AnthropicConversation,
   AnthropicMessageLike,
   AnthropicConversationLike,
-} from './anthropic.js';
-export { prepareTurn, executeToolCall } from './prepare-turn.js';
-export type { PreparedTurn } from './prepare-turn.js';
-export { mountMcpTools, McpMountError, MCP_DEFAULT_SCHEMA_DIALECT } from './mcp.js';
-export type { McpMount, McpMountOptions } from './mcp.js';
-export { McpToolError } from './mcp-result.js';
-export { fromMcpSdkClient, fromMcpSdkV2Client } from './mcp-sdk-client.js';
-export type { McpSdkClientLike, McpSdkV2ClientLike } from './mcp-sdk-client.js';
-export type { McpTool, McpListToolsResult, McpContentPart, McpCallToolResult, McpToolSource } from './mcp-result.js';
+} from './wire/anthropic.js';
+export { prepareTurn, executeToolCall } from './wire/prepare-turn.js';
+export type { PreparedTurn } from './wire/prepare-turn.js';
+export { mountMcpTools, MCP_DEFAULT_SCHEMA_DIALECT } from './mcp/mount.js';
+export { McpMountError } from './mcp/mount-error.js';
+export type { McpMount, McpMountOptions } from './mcp/mount.js';
+export { McpToolError } from './mcp/result.js';
+export { fromMcpSdkClient, fromMcpSdkV2Client } from './mcp/sdk-client.js';
+export type { McpSdkClientLike, McpSdkV2ClientLike } from './mcp/sdk-client.js';
+export type { McpTool, McpListToolsResult, McpContentPart, McpCallToolResult, McpToolSource } from './mcp/result.js';

@@ -7,5 +7,5 @@
  *
  * @packageDocumentation
  */
-export { toAgentsSdkTools } from './openai-agents/tools.js';
-export type { AgentsSdkTool, AgentsSdkToolsOptions } from './openai-agents/tools.js';
+export { toAgentsSdkTools } from './wire/openai-agents/tools.js';
+export type { AgentsSdkTool, AgentsSdkToolsOptions } from './wire/openai-agents/tools.js';

@@ -3,7 +3,7 @@
  * is not valid lossless JSON is kept as the raw string, so that `Tools.execute` answers
  * `INVALID_ARGS` and a converter writes it back verbatim.
  */
-import { snapshotJson, type JsonValue } from '../util/lossless-json.js';
+import { snapshotJson, type JsonValue } from '../../util/lossless-json.js';
 
 const EMPTY: JsonValue = Object.freeze({});
 

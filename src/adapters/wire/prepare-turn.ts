@@ -4,12 +4,12 @@
  * context) and the calls it makes run through that same context, refusing any tool the
  * turn did not show (`executeToolCall`).
  */
-import { SystemContext } from '../context/system-context.js';
-import { describeValue } from '../util/describe-value.js';
-import { Prompts } from '../prompts/prompts.js';
-import type { PromptAssembly } from '../prompts/types.js';
-import { Tools } from '../tools/tools.js';
-import type { ToolCall, ToolResult, ToolSchema } from '../tools/types.js';
+import { SystemContext } from '../../context/system-context.js';
+import { describeValue } from '../../util/describe-value.js';
+import { Prompts } from '../../prompts/prompts.js';
+import type { PromptAssembly } from '../../prompts/types.js';
+import { Tools } from '../../tools/tools.js';
+import type { ToolCall, ToolResult, ToolSchema } from '../../tools/types.js';
 
 /** What one model turn shows the model, made by {@link prepareTurn}. */
 export interface PreparedTurn {

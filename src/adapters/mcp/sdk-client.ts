@@ -3,9 +3,9 @@
  * `Client` (`@modelcontextprotocol/sdk`) and `fromMcpSdkV2Client` for the 2.x `Client`
  * (`@modelcontextprotocol/client`). Structural: neither SDK is imported, not even its types.
  */
-import { describeValue } from '../util/describe-value.js';
-import { errorText } from '../util/error-text.js';
-import type { McpCallToolResult, McpListToolsResult, McpToolSource } from './mcp-result.js';
+import { describeValue } from '../../util/describe-value.js';
+import { errorText } from '../../util/error-text.js';
+import type { McpCallToolResult, McpListToolsResult, McpToolSource } from './result.js';
 
 /**
  * What `fromMcpSdkClient` needs of an MCP SDK 1.x `Client` (`@modelcontextprotocol/sdk`,

@@ -3,10 +3,10 @@
  * conversations (`{ system?, messages }`), as plain JSON whose types are assignable to the
  * `@anthropic-ai/sdk` types (`Tool`, `MessageParam`, …) without importing it.
  */
-import { snapshotChatMessage, type ChatMessage, type ChatToolCall } from '../conversation/chat-message.js';
-import { describeValue } from '../util/describe-value.js';
-import { thawJson, type JsonValue } from '../util/lossless-json.js';
-import type { ToolCall, ToolResult, ToolSchema } from '../tools/types.js';
+import { snapshotChatMessage, type ChatMessage, type ChatToolCall } from '../../conversation/chat-message.js';
+import { describeValue } from '../../util/describe-value.js';
+import { thawJson, type JsonValue } from '../../util/lossless-json.js';
+import type { ToolCall, ToolResult, ToolSchema } from '../../tools/types.js';
 import { extrasOf, isObj, jsonEqual, metaWith, residualOf, withExtras, type Obj } from './provider-meta.js';
 import { checkToolNames } from './tool-names.js';
 import { TEXT_JOIN, decodeContent, encodeContent, isPlaceholder, isTextPart, splitJoined } from './text-layout.js';

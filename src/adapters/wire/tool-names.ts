@@ -2,8 +2,8 @@
  * The tool-name rule OpenAI and Anthropic share, checked when tools are converted so a bad
  * name fails where it was made instead of at request time.
  */
-import { describeValue } from '../util/describe-value.js';
-import type { ToolSchema } from '../tools/types.js';
+import { describeValue } from '../../util/describe-value.js';
+import type { ToolSchema } from '../../tools/types.js';
 
 /** The names OpenAI (Chat Completions and Responses) and Anthropic accept for function tools. */
 export const PROVIDER_TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;

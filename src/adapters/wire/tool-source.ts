@@ -3,13 +3,13 @@
  * `(tools, { scope?, shown?, ctx? })` once, listing the tools to show under the provider
  * name rule, and running one call through `Tools.execute` without ever throwing.
  */
-import { SystemContext } from '../context/system-context.js';
-import { describeValue } from '../util/describe-value.js';
-import { readField } from '../util/read-field.js';
-import { errorResult } from '../tools/execution.js';
-import { readShown } from '../tools/shown.js';
-import { Tools } from '../tools/tools.js';
-import type { ExecuteOptions, ShownTools, ToolResult, ToolSchema } from '../tools/types.js';
+import { SystemContext } from '../../context/system-context.js';
+import { describeValue } from '../../util/describe-value.js';
+import { readField } from '../../util/read-field.js';
+import { errorResult } from '../../tools/execution.js';
+import { readShown } from '../../tools/shown.js';
+import { Tools } from '../../tools/tools.js';
+import type { ExecuteOptions, ShownTools, ToolResult, ToolSchema } from '../../tools/types.js';
 import { checkToolNames } from './tool-names.js';
 
 /** @internal One call of the model, as an SDK hands it to a tool. */

@@ -4,11 +4,11 @@
  * run" apply to the calls `run()` makes.
  */
 import { tool, type FunctionTool } from '@openai/agents';
-import type { SystemContext } from '../../context/system-context.js';
-import { describeValue } from '../../util/describe-value.js';
-import { thawJson, type JsonValue } from '../../util/lossless-json.js';
-import type { Tools } from '../../tools/tools.js';
-import type { ShownTools, ToolSchema } from '../../tools/types.js';
+import type { SystemContext } from '../../../context/system-context.js';
+import { describeValue } from '../../../util/describe-value.js';
+import { thawJson, type JsonValue } from '../../../util/lossless-json.js';
+import type { Tools } from '../../../tools/tools.js';
+import type { ShownTools, ToolSchema } from '../../../tools/types.js';
 import type { Obj } from '../provider-meta.js';
 import { readToolSource } from '../tool-source.js';
 import { outsideStrictSubset } from './strict.js';

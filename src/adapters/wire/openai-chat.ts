@@ -3,10 +3,10 @@
  * (`messages`), as plain JSON whose types are assignable to the `openai` SDK's own
  * (`ChatCompletionTool`, `ChatCompletionMessageParam`, …) without importing it.
  */
-import { snapshotChatMessage, type ChatMessage, type ChatToolCall } from '../conversation/chat-message.js';
-import { describeValue } from '../util/describe-value.js';
-import { thawJson, type JsonValue } from '../util/lossless-json.js';
-import type { ToolCall, ToolResult, ToolSchema } from '../tools/types.js';
+import { snapshotChatMessage, type ChatMessage, type ChatToolCall } from '../../conversation/chat-message.js';
+import { describeValue } from '../../util/describe-value.js';
+import { thawJson, type JsonValue } from '../../util/lossless-json.js';
+import type { ToolCall, ToolResult, ToolSchema } from '../../tools/types.js';
 import { extrasOf, isObj, metaWith, residualOf, withExtras, type Obj } from './provider-meta.js';
 import { argumentsText, argumentsTextPreferring, parseArguments, rawArgumentsToKeep } from './tool-arguments.js';
 import { checkToolNames } from './tool-names.js';

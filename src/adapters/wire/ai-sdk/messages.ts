@@ -7,9 +7,9 @@
  * `providerOptions.polestar`, which providers ignore.
  */
 import type { ModelMessage } from 'ai';
-import { snapshotChatMessage, type ChatMessage, type ChatToolCall } from '../../conversation/chat-message.js';
-import { describeValue } from '../../util/describe-value.js';
-import { MAX_JSON_DEPTH, snapshotJson, thawJson, type JsonValue } from '../../util/lossless-json.js';
+import { snapshotChatMessage, type ChatMessage, type ChatToolCall } from '../../../conversation/chat-message.js';
+import { describeValue } from '../../../util/describe-value.js';
+import { MAX_JSON_DEPTH, snapshotJson, thawJson, type JsonValue } from '../../../util/lossless-json.js';
 import { extrasOf, isObj, jsonEqual, residualOf, withExtras, withoutUndefined, type Obj, type ProviderKey } from '../provider-meta.js';
 import { TEXT_JOIN, decodeContent, encodeContent, isPlaceholder, isTextPart, splitJoined } from '../text-layout.js';
 

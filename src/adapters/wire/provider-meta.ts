@@ -3,8 +3,8 @@
  * JSON object written by a provider's `from…` and read back only by the same provider's
  * `to…` (other keys of `meta`, and other providers' keys, are left alone).
  */
-import type { ChatMessage } from '../conversation/chat-message.js';
-import type { JsonObject, JsonValue } from '../util/lossless-json.js';
+import type { ChatMessage } from '../../conversation/chat-message.js';
+import type { JsonObject, JsonValue } from '../../util/lossless-json.js';
 
 /** @internal The `meta` keys the converters own. */
 export type ProviderKey = 'openaiChat' | 'openaiResponses' | 'anthropic' | 'aiSdk';

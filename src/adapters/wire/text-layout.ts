@@ -6,7 +6,7 @@
  * when it still fits (same total length, newlines where the joins were), so an unedited
  * message comes back exactly and an edited one keeps its other parts with the new text.
  */
-import { describeValue } from '../util/describe-value.js';
+import { describeValue } from '../../util/describe-value.js';
 import { isObj, type Obj } from './provider-meta.js';
 
 /** @internal The separator text parts are joined with. */

@@ -4,10 +4,10 @@
  * the calls the SDK's loop makes.
  */
 import type { JSONSchema7, Schema, Tool } from 'ai';
-import type { SystemContext } from '../../context/system-context.js';
-import { thawJson, type JsonValue } from '../../util/lossless-json.js';
-import type { Tools } from '../../tools/tools.js';
-import type { ShownTools, ToolResult } from '../../tools/types.js';
+import type { SystemContext } from '../../../context/system-context.js';
+import { thawJson, type JsonValue } from '../../../util/lossless-json.js';
+import type { Tools } from '../../../tools/tools.js';
+import type { ShownTools, ToolResult } from '../../../tools/types.js';
 import { readToolSource } from '../tool-source.js';
 
 /**

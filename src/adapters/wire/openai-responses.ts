@@ -4,10 +4,10 @@
  * to the `openai` SDK's (`FunctionTool`, `ResponseInputItem`, …) without importing it.
  * The OpenAI Agents SDK's model items have the same shapes.
  */
-import { snapshotChatMessage, type ChatMessage, type ChatToolCall } from '../conversation/chat-message.js';
-import { describeValue } from '../util/describe-value.js';
-import { thawJson, type JsonValue } from '../util/lossless-json.js';
-import type { ToolCall, ToolResult, ToolSchema } from '../tools/types.js';
+import { snapshotChatMessage, type ChatMessage, type ChatToolCall } from '../../conversation/chat-message.js';
+import { describeValue } from '../../util/describe-value.js';
+import { thawJson, type JsonValue } from '../../util/lossless-json.js';
+import type { ToolCall, ToolResult, ToolSchema } from '../../tools/types.js';
 import { extrasOf, isObj, metaWith, residualOf, withExtras, type Obj } from './provider-meta.js';
 import { argumentsTextPreferring, parseArguments, rawArgumentsToKeep } from './tool-arguments.js';
 import { checkToolNames } from './tool-names.js';

@@ -3,15 +3,17 @@
  * it. The mount owns its source from the call on: it is closed exactly once, when the
  * context (or the handle) is disposed, or when the mount fails.
  */
-import { SystemContext } from '../context/system-context.js';
-import { describeValue } from '../util/describe-value.js';
-import { errorText } from '../util/error-text.js';
-import { Events } from '../events/events.js';
-import type { JsonObject } from '../util/lossless-json.js';
-import { Tools } from '../tools/tools.js';
-import type { ToolDefinition, ToolExecution, ToolExecutionToken, ToolResult } from '../tools/types.js';
-import { shapeResult, type McpTool, type McpToolSource, type ShapedResult } from './mcp-result.js';
-import { branded } from '../util/brand.js';
+import { SystemContext } from '../../context/system-context.js';
+import { describeValue } from '../../util/describe-value.js';
+import { errorText } from '../../util/error-text.js';
+import { Events } from '../../events/events.js';
+import type { JsonObject } from '../../util/lossless-json.js';
+import { Tools } from '../../tools/tools.js';
+import type { ToolDefinition, ToolExecution, ToolExecutionToken, ToolResult } from '../../tools/types.js';
+import { Lifetime } from '../../lifetime/lifetime.js';
+import { shapeResult, type McpTool, type McpToolSource, type ShapedResult } from './result.js';
+import { McpMountError } from './mount-error.js';
+import { MountedTool } from './mounted-tool.js';
 
 /** The `$schema` a listed `inputSchema` without one is registered with (MCP's default dialect). */
 export const MCP_DEFAULT_SCHEMA_DIALECT = 'https://json-schema.org/draft/2020-12/schema';
@@ -48,28 +50,6 @@ export interface McpMount {
   dispose(): Promise<void>;
   /** Same as {@link McpMount.dispose}, for `await using`. */
   [Symbol.asyncDispose](): Promise<void>;
-}
-
-/** A mount, sync or refresh failed; the message names the tool (when one is at fault) and the fix. */
-export class McpMountError extends Error {
-  /**
-   * True when `value` is an instance of `McpMountError` or of a subclass, also one made by
-   * another copy of polestar-di loaded in the same process (where `instanceof` is false).
-   */
-  static readonly is = branded(this, 'McpMountError');
-  /** Always `'McpMountError'`. */
-  override readonly name = 'McpMountError';
-  /** The MCP tool at fault, by its name on the server; `undefined` when the failure is not about one tool (e.g. listing failed). */
-  readonly toolName: string | undefined;
-
-  /**
-   * @param message - the whole message.
-   * @param options - `toolName` (the tool at fault) and `cause`.
-   */
-  constructor(message: string, options?: { toolName?: string; cause?: unknown }) {
-    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
-    this.toolName = options?.toolName;
-  }
 }
 
 /**
@@ -177,16 +157,6 @@ function keyOf(tool: McpTool): string | undefined {
   }
 }
 
-interface Entry {
-  /** The tool's name on the server. */
-  readonly mcpName: string;
-  readonly key: string | undefined;
-  /** Undoes the registration. */
-  readonly off: () => void;
-  /** Aborts the tool's in-flight calls when it is unregistered. */
-  readonly calls: AbortController;
-}
-
 /** The result shaping of the mount's calls, handed from the body to the `tools/post-execute` listener by execution token. */
 type Shaped = WeakMap<ToolExecutionToken, ShapedResult>;
 
@@ -198,18 +168,21 @@ class Mount implements McpMount {
   readonly #prefix: string;
   readonly #filter: McpMountOptions['filter'];
   readonly #onRefreshError: McpMountOptions['onRefreshError'];
-  readonly #entries = new Map<string, Entry>();
-  readonly #inflight = new Set<Promise<unknown>>();
+  readonly #entries = new Map<string, MountedTool>();
   readonly #shaped: Shaped = new WeakMap();
-  /** Settles (never rejects) when shutdown starts; every await on the source races it. */
-  readonly #ending: Promise<void>;
-  #end!: () => void;
-  #ended = false;
-  #shutdown: Promise<void> | undefined;
+  /**
+   * The mount's lifetime. Its close starts when the mount is disposed, when its context's
+   * disposal starts, or when mounting fails: it unregisters every tool (aborting their
+   * calls), awaits the calls, removes the result listener and closes the source.
+   */
+  readonly #lifetime: Lifetime;
+  /** Why the mount closes (the first close's reason): what the tools' calls are aborted with. */
+  #reason: unknown = undefined;
+  /** The close as the handle reports it, memoized like the lifetime's. */
+  #closed: Promise<void> | undefined;
   #tail: Promise<void> = Promise.resolve();
   #queued: Promise<void> | undefined;
   #offCleanup: (() => void) | undefined;
-  #offListener: (() => void) | undefined;
   #onCtxAbort: (() => void) | undefined;
 
   constructor(
@@ -228,7 +201,15 @@ class Mount implements McpMount {
     this.#prefix = prefix;
     this.#filter = filter;
     this.#onRefreshError = onRefreshError;
-    this.#ending = new Promise((resolve) => (this.#end = resolve));
+    this.#lifetime = Lifetime.root({ label: 'MCP mount', timeoutMs: ctx._closeTimeoutMs() });
+    // The mount owns the source from here on: its close closes it, last.
+    this.#lifetime.addFinalizer(async () => {
+      try {
+        await this.#source.close();
+      } catch (err) {
+        throw new McpMountError(`closing the MCP source failed: ${errorText(err)}`, { cause: err });
+      }
+    });
   }
 
   get names(): readonly string[] {
@@ -244,27 +225,33 @@ class Mount implements McpMount {
 
   dispose(): Promise<void> {
     this.#detachFromContext();
-    return this.#shutdownOnce(new McpMountError('the MCP mount was disposed'));
+    return this.#closeOnce(new McpMountError('the MCP mount was disposed'));
   }
 
   [Symbol.asyncDispose](): Promise<void> {
     return this.dispose();
   }
 
+  /** Whether the mount's close has started. */
+  get #ended(): boolean {
+    return this.#lifetime.state !== 'open';
+  }
+
   /** Wires the mount to its context, then lists and registers; resolves to the handle. */
   async start(): Promise<McpMount> {
     const ctx = this.#ctx;
     try {
-      this.#offCleanup = ctx.onDispose(() => this.#shutdownOnce(ctx.signal.reason), { concurrent: true });
+      this.#offCleanup = ctx.onDispose(() => this.#closeOnce(ctx.signal.reason), { concurrent: true });
       // Start closing the moment the disposal of ctx starts (so mounts close together and a
-      // pending listing gives up); the cleanup above awaits the same shutdown.
+      // pending listing gives up); the finalizer above awaits the same close.
       const signal = ctx.signal;
       if (signal.aborted) throw this.#disposedDuringMount();
-      this.#onCtxAbort = () => void this.#shutdownOnce(signal.reason).catch(() => undefined);
+      this.#onCtxAbort = () => void this.#closeOnce(signal.reason).catch(noop);
       signal.addEventListener('abort', this.#onCtxAbort, { once: true });
       // the name as a plain string: #postExecute reads any decision defensively (typed
       // listeners are checked against EventMap, whose decision carries no `output`)
-      this.#offListener = this.#events.on('tools/post-execute' as string, this.#postExecute, { prepend: true });
+      const offListener = this.#events.on('tools/post-execute' as string, this.#postExecute, { prepend: true });
+      this.#lifetime.addFinalizer(offListener);
       const onChanged = this.#source.onToolsChanged;
       if (typeof onChanged === 'function') {
         onChanged.call(this.#source, () => {
@@ -289,7 +276,7 @@ class Mount implements McpMount {
           : new McpMountError(`mountMcpTools(): ${errorText(err)}`, { cause: err });
       this.#detachFromContext();
       try {
-        await this.#shutdownOnce(failure);
+        await this.#closeOnce(failure);
       } catch (closeErr) {
         failure.message += ` (closing the source failed too: ${errorText(closeErr)})`;
       }
@@ -310,7 +297,7 @@ class Mount implements McpMount {
     try {
       off?.();
     } catch {
-      // ctx is being disposed: its cleanup runs this same (memoized) shutdown
+      // ctx is being disposed: its finalizer runs this same (memoized) close
     }
     if (this.#onCtxAbort !== undefined) {
       this.#ctx.signal.removeEventListener('abort', this.#onCtxAbort);
@@ -328,19 +315,34 @@ class Mount implements McpMount {
       return this.#sync();
     });
     this.#queued = p;
-    this.#tail = p.catch(() => undefined);
+    this.#tail = p.catch(noop);
     return p;
   }
 
-  /** Races `p` against the shutdown: after it started, the source's answer no longer matters. */
-  async #untilEnded<T>(p: Promise<T>): Promise<T> {
-    const ended = Symbol('ended');
-    const r = await Promise.race([p, this.#ending.then(() => ended)]);
-    if (r === ended) {
-      p.catch(() => undefined);
-      throw this.#endedError();
-    }
-    return r as T;
+  /** Races `p` against the mount's close: once it started, the source's answer no longer matters. */
+  #untilEnded<T>(p: Promise<T>): Promise<T> {
+    const ended = this.#lifetime.signal;
+    return new Promise<T>((resolve, reject) => {
+      const onEnd = (): void => {
+        p.catch(noop);
+        reject(this.#endedError());
+      };
+      if (ended.aborted) {
+        onEnd();
+        return;
+      }
+      ended.addEventListener('abort', onEnd, { once: true });
+      p.then(
+        (value) => {
+          ended.removeEventListener('abort', onEnd);
+          resolve(value);
+        },
+        (err: unknown) => {
+          ended.removeEventListener('abort', onEnd);
+          reject(err);
+        },
+      );
+    });
   }
 
   #endedError(): McpMountError {
@@ -391,7 +393,7 @@ class Mount implements McpMount {
     if (this.#ended) throw this.#endedError();
     const listed = await this.#listAll();
     if (this.#ended) throw this.#endedError();
-    // From here on everything is synchronous: a shutdown can not interleave.
+    // From here on everything is synchronous: a close can not interleave.
     const wanted = new Map<string, McpTool>();
     for (const tool of listed) {
       let keep: unknown;
@@ -413,7 +415,8 @@ class Mount implements McpMount {
     for (const [name, entry] of [...this.#entries]) {
       const tool = wanted.get(name);
       if (tool === undefined || entry.key === undefined || keyOf(tool) !== entry.key) {
-        this.#unregister(name, entry, new McpMountError(`MCP tool "${entry.mcpName}" was unregistered: the server ${tool === undefined ? 'no longer lists it' : 'changed it'}`, { toolName: entry.mcpName }));
+        entry.untrack();
+        this.#unregister(entry, new McpMountError(`MCP tool "${entry.mcpName}" was unregistered: the server ${tool === undefined ? 'no longer lists it' : 'changed it'}`, { toolName: entry.mcpName }));
       }
     }
     for (const [name, tool] of wanted) {
@@ -434,26 +437,30 @@ class Mount implements McpMount {
     const parameters = (
       (schema as { $schema?: unknown }).$schema === undefined ? { $schema: MCP_DEFAULT_SCHEMA_DIALECT, ...schema } : schema
     ) as JsonObject;
-    const calls = new AbortController();
-    const mcpName = tool.name;
+    const entry = new MountedTool(name, tool.name, keyOf(tool), this.#unmount);
     const definition: ToolDefinition & { readonly annotations?: JsonObject } = {
       name,
       description: typeof tool.description === 'string' ? tool.description : '',
       parameters,
-      execute: (args: unknown, execution: ToolExecution) => this.#call(mcpName, calls.signal, args, execution),
+      execute: (args: unknown, execution: ToolExecution) => this.#call(entry, args, execution),
       ...(tool.annotations === undefined ? {} : { annotations: tool.annotations as JsonObject }),
     };
-    let off: () => void;
     try {
-      off = this.#tools.register(definition);
+      entry.off = this.#tools.register(definition);
     } catch (err) {
       throw fail(errorText(err), err);
     }
-    this.#entries.set(name, { mcpName, key: keyOf(tool), off, calls });
+    this.#entries.set(name, entry);
+    entry.untrack = this.#lifetime.track(entry);
   }
 
-  #unregister(name: string, entry: Entry, reason: unknown): void {
-    this.#entries.delete(name);
+  /** A tool's part of the mount's close: unregistered with the close's reason (it stays tracked, so the close awaits its calls). */
+  readonly #unmount = (entry: MountedTool): void => {
+    this.#unregister(entry, this.#reason);
+  };
+
+  #unregister(entry: MountedTool, reason: unknown): void {
+    this.#entries.delete(entry.name);
     entry.calls.abort(reason);
     entry.off();
   }
@@ -467,7 +474,9 @@ class Mount implements McpMount {
    * with `AbortSignal.any` from the long-lived tool signal would stay behind, and so would
    * a listener an SDK adds to a signal it is given and never removes).
    */
-  #call(mcpName: string, toolSignal: AbortSignal, args: unknown, execution: ToolExecution): Promise<ShapedResult['output']> {
+  #call(entry: MountedTool, args: unknown, execution: ToolExecution): Promise<ShapedResult['output']> {
+    const { mcpName } = entry;
+    const toolSignal = entry.calls.signal;
     const es = (execution as { signal?: AbortSignal | undefined } | undefined)?.signal;
     const call = new AbortController();
     const signal = call.signal;
@@ -509,57 +518,53 @@ class Mount implements McpMount {
         )
         .catch(reject);
     });
-    const tracked = p.catch(() => undefined);
-    this.#inflight.add(tracked);
-    void tracked.then(() => this.#inflight.delete(tracked));
+    const running = entry.running;
+    const tracked = p.catch(noop);
+    running.add(tracked);
+    void tracked.then(() => running.delete(tracked));
     return p;
   }
 
-  /** Gives the model the MCP text as `content` (the body returned the whole MCP result: the `output`). */
+  /**
+   * Gives the model the MCP text as `content` (the body returned the whole MCP result: the
+   * `output`). Inert once the mount's close started, as if already removed.
+   */
   readonly #postExecute = (decision: unknown, execution: ToolExecution, result: ToolResult): unknown => {
     const shaped = execution === undefined ? undefined : this.#shaped.get(execution.token);
     if (shaped === undefined) return decision;
     this.#shaped.delete(execution.token);
-    if (result.isError || decision === null || typeof decision !== 'object') return decision;
+    if (this.#ended || result.isError || decision === null || typeof decision !== 'object') return decision;
     const d = decision as { kind?: unknown; content?: unknown; output?: unknown };
     if (d.kind !== 'accept' || d.content !== undefined) return decision;
     return { kind: 'accept', content: shaped.text, output: d.output !== undefined ? d.output : shaped.output };
   };
 
-  // ------------------------------------------------------------------ shutdown
+  // ------------------------------------------------------------------ close
 
-  #shutdownOnce(reason: unknown): Promise<void> {
-    return (this.#shutdown ??= this.#runShutdown(reason));
+  /** Starts the mount's close once (the first `reason` is what the calls are aborted with); every caller gets the same promise. */
+  #closeOnce(reason: unknown): Promise<void> {
+    if (this.#closed === undefined) {
+      this.#reason = reason;
+      this.#closed = this.#lifetime.close().catch(mountCloseError);
+    }
+    return this.#closed;
   }
+}
 
-  async #runShutdown(reason: unknown): Promise<void> {
-    this.#ended = true;
-    this.#end();
-    const errors: unknown[] = [];
-    for (const [name, entry] of [...this.#entries]) {
-      try {
-        this.#unregister(name, entry, reason);
-      } catch (err) {
-        errors.push(err);
-      }
-    }
-    try {
-      this.#offListener?.();
-    } catch (err) {
-      errors.push(err);
-    }
-    this.#offListener = undefined;
-    await Promise.all([...this.#inflight]);
-    try {
-      await this.#source.close();
-    } catch (err) {
-      errors.push(new McpMountError(`closing the MCP source failed: ${errorText(err)}`, { cause: err }));
-    }
-    if (errors.length === 1) throw errors[0];
-    if (errors.length > 1) throw new AggregateError(errors, `disposing the MCP mount failed ${errors.length} times: ${errors.map(errorText).join('; ')}`);
-  }
+/**
+ * The failure of a mount's close as the handle reports it: the one error itself, or an
+ * `AggregateError` of all of them.
+ */
+function mountCloseError(err: unknown): never {
+  const errors: unknown[] = err instanceof AggregateError ? err.errors : [err];
+  if (errors.length === 1) throw errors[0];
+  throw new AggregateError(errors, `disposing the MCP mount failed ${errors.length} times: ${errors.map(errorText).join('; ')}`);
 }
 
 function abortedError(mcpName: string, reason: unknown): Error {
   return new Error(`MCP tool "${mcpName}" was aborted: ${errorText(reason)}`, { cause: reason });
+}
+
+function noop(): void {
+  // intentionally empty
 }

@@ -4,8 +4,8 @@
  * whole result (`content`, `structuredContent`) is the `output`, and `isError` makes the
  * call fail (`EXECUTION_ERROR`) with the text as the reason.
  */
-import { describeValue } from '../util/describe-value.js';
-import { branded } from '../util/brand.js';
+import { describeValue } from '../../util/describe-value.js';
+import { branded } from '../../util/brand.js';
 
 /** A tool as MCP's `tools/list` lists it (the fields polestar reads; others are ignored). */
 export interface McpTool {

@@ -1,4 +1,5 @@
 // Agents: the create/dispose transaction, subagents, sessions and turns.
+import './events.js'; // the agents feature's events and reserved prefixes
 export { Agents } from './agents.js';
 export type { AgentSetup, CreateAgentOptions } from './agents.js';
 export { Agent, AgentHandle } from './agent.js';

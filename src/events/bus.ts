@@ -3,7 +3,7 @@
  * so that an event about scope K touches only the listeners that can hear it.
  */
 import type { SystemContext } from '../context/system-context.js';
-import { scopeLabel as label } from '../scope/layers.js';
+import { scopeLabel as label } from '../util/scope-label.js';
 import { DEFAULT_LOGGER, log } from '../observability/logger.js';
 import { IntrusiveList } from '../util/intrusive-list.js';
 import { isThenable } from '../util/is-thenable.js';

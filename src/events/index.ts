@@ -2,4 +2,4 @@
 export { Events } from './events.js';
 export type { ListenOptions } from './events.js';
 export type { Listener } from './bus.js';
-export type { EventMap, EventListener, EventArgs, WaterfallValue, WaterfallArgs, FreeListener, FreeName, SessionEventInfo, SessionLeaseLostInfo } from './event-map.js';
+export type { EventMap, EventListener, EventArgs, WaterfallValue, WaterfallArgs, FreeListener, FreeName } from './event-map.js';

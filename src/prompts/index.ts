@@ -1,4 +1,5 @@
 // Prompts: scoped sections, variables and owner-final protection.
+import './events.js'; // the prompts feature's event and reserved prefixes
 export { Prompts, PromptsPlugin, PromptError } from './prompts.js';
 export type {
   PromptContext,

@@ -3,7 +3,7 @@
  * protections) kept per scope, each owned by the context that registered it.
  */
 import { ownedBy, type Owner } from '../disposal/owned.js';
-import { scopeLabel } from '../scope/layers.js';
+import { scopeLabel } from '../util/scope-label.js';
 
 const EMPTY: readonly never[] = Object.freeze([]);
 

@@ -28,8 +28,8 @@ export function runOn(ctx: SystemContext, value: unknown): Promise<unknown> {
 
 /**
  * A promise of `v`, as `Promise.resolve(v)` makes it (for a run's output, which is no
- * `Promise`). An async function's return is the cheaper way to make one in V8: about
- * 3% of a `ctx.run` whose body is synchronous.
+ * `Promise`). An async function's return is the cheaper way to make one in V8
+ * (docs/performance.md, "Why the code looks like this").
  */
 async function fulfilled(v: unknown): Promise<unknown> {
   return v;

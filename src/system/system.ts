@@ -101,8 +101,8 @@ export class System<O = unknown> {
     this.access = Object.freeze({ reads: Object.freeze(reads), writes: Object.freeze(writes), outputs: Object.freeze(outputs) });
     this.fn = fn;
     // The two arrays every run reads are left unfrozen (typed readonly, never written):
-    // V8 reads a frozen array's elements on a slower path, which cost ctx.run about a
-    // fifth of its time. `Object.freeze(this)` below still stops them being replaced.
+    // V8 reads a frozen array's elements on a slower path (docs/performance.md).
+    // `Object.freeze(this)` below still stops them being replaced.
     this._fetchers = params.map(makeFetcher);
     this._writes = params.map((p) => p.access === 'write');
     this._owner = owner;

@@ -19,8 +19,8 @@ export interface BorrowWaitOptions {
 }
 
 const passThrough = (_i: number, err: unknown): unknown => err;
-// Not frozen (never written): `release` reads these flags as it reads a system's, and
-// a frozen array there would make its element loads polymorphic and slower for every run.
+// Not frozen (never written): a frozen array here would make `release`'s element loads
+// polymorphic, slowing every run (docs/performance.md, "Why the code looks like this").
 const WRITE: readonly boolean[] = [true];
 const READ: readonly boolean[] = [false];
 

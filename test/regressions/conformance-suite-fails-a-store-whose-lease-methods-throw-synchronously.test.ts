@@ -7,7 +7,7 @@
  * input.
  */
 import { MemorySessionStore } from '../../src/index.js';
-import type { AbortInput, BeginOptions, BegunAttempt, CommitInput, CommittedTurn, Lease, NewSessionEvent, TurnAttempt } from '../../src/index.js';
+import type { AbortInput, BeginOptions, BegunAttempt, CommitInput, CommittedTurn, Lease, NewSessionEvent, TurnAttempt } from '../../src/sessions.js';
 import { runSessionStoreConformance, SESSION_STORE_CONFORMANCE_CHECKS } from '../../src/testing/index.js';
 
 /** What a careless store does first: reads the lease's session id before any promise exists. */

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { MemorySessionStore, SessionError } from '../../src/index.js';
-import type { AbortInput, AcquireOptions, AttemptStatus, BeginOptions, BegunAttempt, CommitInput, CommittedTurn, DeleteOptions, Lease, SessionStore, TurnAttempt } from '../../src/index.js';
+import type { AbortInput, AcquireOptions, AttemptStatus, BeginOptions, BegunAttempt, CommitInput, CommittedTurn, DeleteOptions, Lease, SessionStore, TurnAttempt } from '../../src/sessions.js';
 import { runSessionStoreConformance, SESSION_STORE_CONFORMANCE_CHECKS } from '../../src/testing/index.js';
 import type { ConformanceTestFn, MakeSessionStore, SessionStoreConformanceOptions } from '../../src/testing/index.js';
 

@@ -7,7 +7,7 @@ import { throwCollected } from '../lifetime/errors.js';
 import type { ParentFilter } from '../context/parent-filter.js';
 import { scopeContext } from '../scope/scope.js';
 import type { Composition } from './composition.js';
-import type { AgentRegistry } from './registry.js';
+import type { EventBus } from '../events/bus.js';
 import type { ownClass } from '../system/own-class.js';
 import { agentChannel, trace, type AgentTraceContext, type Mutable } from '../observability/channels.js';
 
@@ -21,6 +21,15 @@ import { agentChannel, trace, type AgentTraceContext, type Mutable } from '../ob
  *   parent agent). It is no longer in the registry.
  */
 export type AgentState = 'composing' | 'published' | 'disposed';
+
+/**
+ * @internal What an agent uses of the registry holding its id (the server's
+ * `AgentRegistry`): leaving it when its teardown starts, and the server's event bus.
+ */
+export interface AgentIdHolder {
+  leave(agent: Agent): void;
+  readonly bus: EventBus;
+}
 
 /**
  * A live agent. The agent object is its own scope key: `scopeOf(agent.ctx) === agent`,
@@ -46,13 +55,13 @@ export class Agent {
   readonly ctx: SystemContext;
   #state: AgentState = 'composing';
   /** The registry holding the id; `undefined` for a detached agent (`fakeAgent`). */
-  readonly #registry: AgentRegistry | undefined;
+  readonly #registry: AgentIdHolder | undefined;
   #onAbort: (() => void) | undefined;
   /**
    * @internal The composition group this agent is published with while it is composing
    * (its own, when it is the group's root); cleared once the group is published.
    */
-  _composition: Composition | undefined;
+  _composition: Composition<Agent> | undefined;
 
   /**
    * @internal True only for a genuine `Agent` made by this module: a brand check on a
@@ -78,7 +87,7 @@ export class Agent {
    * @internal Use `ctx.get(Agents).create(...)` (or `fakeAgent` from the testing kit, which
    * passes no registry: a detached agent, published from the start, in no registry).
    */
-  constructor(registry: AgentRegistry | undefined, id: string, parent: Agent | undefined, owner: SystemContext, parentFilter?: ParentFilter) {
+  constructor(registry: AgentIdHolder | undefined, id: string, parent: Agent | undefined, owner: SystemContext, parentFilter?: ParentFilter) {
     this.#registry = registry;
     this.id = id;
     this.parent = parent;

@@ -2,11 +2,9 @@
  * Composition: the agents created while an agent is still composing (running its setup,
  * unpublished) are published with it, as one group.
  */
-import type { Agent } from './agent.js';
-
 /** @internal One member of a composition group and when its own setup settled. */
-interface Member {
-  readonly agent: Agent;
+interface Member<A> {
+  readonly agent: A;
   /** Resolves `true` when the member's setup (and prepare) finished, `false` when its create failed. Never rejects. */
   readonly ready: Promise<boolean>;
 }
@@ -18,13 +16,14 @@ interface Member {
  * through a view of its context). The root's create publishes the whole group: the root,
  * then each member (registry, then `agent/created`), before it resolves; any failure
  * disposes the root, and with it every member (they are all in its subtree).
+ * `A` is the agent type (`Agent`).
  */
-export class Composition {
+export class Composition<A> {
   /** The agent whose create publishes the group. */
-  readonly root: Agent;
-  readonly #members: Member[] = [];
+  readonly root: A;
+  readonly #members: Member<A>[] = [];
 
-  constructor(root: Agent) {
+  constructor(root: A) {
     this.root = root;
   }
 
@@ -32,7 +31,7 @@ export class Composition {
    * Adds a member (in creation order) and returns the function its create calls once,
    * with `true` when the member's own setup finished or `false` when its create failed.
    */
-  join(agent: Agent): (ok: boolean) => void {
+  join(agent: A): (ok: boolean) => void {
     let settle!: (ok: boolean) => void;
     const ready = new Promise<boolean>((resolve) => {
       settle = resolve;
@@ -47,7 +46,7 @@ export class Composition {
   }
 
   /** The `i`-th member in creation order. */
-  member(i: number): Member {
+  member(i: number): Member<A> {
     return this.#members[i];
   }
 }

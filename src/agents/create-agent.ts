@@ -9,7 +9,7 @@ import { ParentFilter } from '../context/parent-filter.js';
 import type { SystemContext } from '../context/system-context.js';
 import { describeValue, errorText } from '../context/token.js';
 import { Agent, AgentHandle } from './agent.js';
-import type { AgentSetup, Agents, CreateAgentOptions } from './agents.js';
+import type { AgentSetup, CreateAgentOptions } from './create-agent-options.js';
 import { Composition } from './composition.js';
 import { AgentError } from './errors.js';
 import type { AgentRegistry } from './registry.js';
@@ -38,6 +38,16 @@ export interface CreateAgentSteps {
   readonly prepare?: AgentStep;
 }
 
+/**
+ * @internal What the create transaction uses of an `Agents` view: the context it is bound
+ * to (the owner of the agents it creates) and the server's agent registry.
+ */
+export interface AgentsView {
+  readonly context: SystemContext;
+  /** @internal */
+  readonly _registry: AgentRegistry;
+}
+
 interface Snapshot {
   readonly id: string;
   readonly setup: AgentSetup | undefined;
@@ -59,7 +69,7 @@ interface Snapshot {
  * group: its create resolves after its own steps with `state === 'composing'`, and the
  * group's root publishes it.
  */
-export function createAgent(view: Agents, options: CreateAgentOptions, steps: CreateAgentSteps = {}): Promise<AgentHandle> {
+export function createAgent(view: AgentsView, options: CreateAgentOptions, steps: CreateAgentSteps = {}): Promise<AgentHandle> {
   const call = steps.call ?? 'Agents.create';
   let snap: Snapshot;
   try {
@@ -75,7 +85,7 @@ export function createAgent(view: Agents, options: CreateAgentOptions, steps: Cr
 }
 
 /** The transaction of {@link createAgent} once the options were read. */
-async function create(view: Agents, { id, setup, parent, parentFilter }: Snapshot, steps: CreateAgentSteps, call: string): Promise<AgentHandle> {
+async function create(view: AgentsView, { id, setup, parent, parentFilter }: Snapshot, steps: CreateAgentSteps, call: string): Promise<AgentHandle> {
   const viewCtx = view.context;
   if (parent !== undefined) {
     if (parent.ctx.server !== viewCtx.server) {

@@ -13,6 +13,6 @@ export type { Logger } from './logger.js';
 
 // ---- internal: for polestar-di/otel (src/otel.ts), not exported from the root
 export { agentChannel, loggerOfTrace, serverOfTrace, storeChannel, toolChannel, turnChannel } from './channels.js';
-export { DEFAULT_LOGGER, log, loggerOf } from './logger.js';
+export { DEFAULT_LOGGER, log } from './logger.js';
 export { bodyWrapper, setBodyWrapper } from './wrap.js';
 export type { BodyWrapper } from './wrap.js';

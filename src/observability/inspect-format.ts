@@ -5,7 +5,7 @@
  */
 import { describeValue } from '../util/describe-value.js';
 import { errorText } from '../util/error-text.js';
-import type { InspectNode } from './inspect.js';
+import type { InspectNode } from './inspect-types.js';
 
 const KINDS: ReadonlySet<string> = new Set(['server', 'context', 'agent', 'session']);
 

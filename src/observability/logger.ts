@@ -3,7 +3,6 @@
  * a call (a listener that threw, an observer that failed, an instrumentation's own error)
  * goes to the server's logger; polestar writes to the console nowhere else.
  */
-import type { Server } from '../context/server.js';
 import { describeValue } from '../util/describe-value.js';
 import { readField } from '../util/read-field.js';
 
@@ -65,11 +64,6 @@ export function checkLogger(logger: unknown, where: string): Logger {
     }
   }
   return logger as Logger;
-}
-
-/** @internal The logger of `server` (the console when none was given). */
-export function loggerOf(server: Server): Logger {
-  return server._logger;
 }
 
 /**

@@ -22,7 +22,8 @@ import type { Cleanup, Finalizers as Ownership } from '../lifetime/finalizers.js
 import type { DurableSession } from '../sessions/durable/durable-session.js';
 import type { Sessions } from '../sessions/sessions.js';
 import type { SqliteSessionStore } from '../sessions/sqlite.js';
-import type { Lease } from '../sessions/index.js';
+import type { Lease } from '../sessions/store/contract.js';
+import type { Logger } from '../observability/logger.js';
 
 /** Work a context tracks while it runs: its disposal aborts it, awaits it, then gives it up. */
 export type TrackedWork = InFlight;
@@ -136,6 +137,11 @@ function beforeCommit(store: SqliteSessionStore, fn: (() => Promise<void>) | und
  * The internal reads and hooks this package's tests use, one function each (see the
  * module comment).
  */
+/** The logger a server reports to (`new Server({ logger })`, else the console): `server._logger`. */
+function serverLogger(server: Server): Logger {
+  return server._logger;
+}
+
 export const probe = Object.freeze({
   liveChildren,
   trackWork,
@@ -158,4 +164,5 @@ export const probe = Object.freeze({
   sessionLease,
   sessionStore,
   beforeCommit,
+  serverLogger,
 });

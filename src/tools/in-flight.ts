@@ -6,16 +6,36 @@
  * call joins and leaves with a few field writes: no `Set`, no per-call closure.
  */
 import type { InFlight } from '../lifetime/work.js';
-import type { CallState } from './execution.js';
 
 const RESOLVED: Promise<void> = Promise.resolve();
+
+/**
+ * @internal What a group uses of a call in flight (a tool call's state): its links into
+ * the group of the calling context (`g1`, `p1`, `n1`) and into the group of the context
+ * owning the tool's registration (`g2`, `p2`, `n2`), its label, the registration it calls,
+ * and its abort.
+ */
+export interface GroupMember {
+  g1: CallGroup | undefined;
+  p1: GroupMember | undefined;
+  n1: GroupMember | undefined;
+  g2: CallGroup | undefined;
+  p2: GroupMember | undefined;
+  n2: GroupMember | undefined;
+  /** For disposal messages: `tool "x" (call c1)`. */
+  readonly label: string;
+  /** The registration being called (`undefined` once the call is over or when none was found). */
+  readonly registration: object | undefined;
+  /** Aborts the call with `reason` (the first abort wins). */
+  abort(reason: unknown): void;
+}
 
 /** @internal The in-flight calls of one context, as one tracked work. */
 export class CallGroup implements InFlight {
   /** Calls made through this context (linked through `p1` / `n1`). */
-  h1: CallState | undefined = undefined;
+  h1: GroupMember | undefined = undefined;
   /** Calls of tools this context registered, made through another context (`p2` / `n2`). */
-  h2: CallState | undefined = undefined;
+  h2: GroupMember | undefined = undefined;
   /** Members not yet over. */
   count = 0;
   /** The disposal of the context started: later members are aborted as they join. */
@@ -61,15 +81,15 @@ export class CallGroup implements InFlight {
   giveUp(): void {}
 
   /** A snapshot of the members (an abort may make a member leave while we iterate). */
-  members(): CallState[] {
-    const out: CallState[] = [];
+  members(): GroupMember[] {
+    const out: GroupMember[] = [];
     for (let c = this.h1; c !== undefined; c = c.n1) out.push(c);
     for (let c = this.h2; c !== undefined; c = c.n2) out.push(c);
     return out;
   }
 
   /** Adds a call made through this context. */
-  join1(c: CallState): void {
+  join1(c: GroupMember): void {
     c.g1 = this;
     c.n1 = this.h1;
     if (this.h1 !== undefined) this.h1.p1 = c;
@@ -79,7 +99,7 @@ export class CallGroup implements InFlight {
   }
 
   /** Adds a call of a tool this context registered. */
-  join2(c: CallState): void {
+  join2(c: GroupMember): void {
     c.g2 = this;
     c.n2 = this.h2;
     if (this.h2 !== undefined) this.h2.p2 = c;
@@ -89,7 +109,7 @@ export class CallGroup implements InFlight {
   }
 
   /** Removes a call added with {@link CallGroup.join1}. */
-  leave1(c: CallState): void {
+  leave1(c: GroupMember): void {
     if (c.p1 !== undefined) c.p1.n1 = c.n1;
     else this.h1 = c.n1;
     if (c.n1 !== undefined) c.n1.p1 = c.p1;
@@ -98,7 +118,7 @@ export class CallGroup implements InFlight {
   }
 
   /** Removes a call added with {@link CallGroup.join2}. */
-  leave2(c: CallState): void {
+  leave2(c: GroupMember): void {
     if (c.p2 !== undefined) c.p2.n2 = c.n2;
     else this.h2 = c.n2;
     if (c.n2 !== undefined) c.n2.p2 = c.p2;

@@ -7,7 +7,7 @@ import { jest } from '@jest/globals';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Events, Server, Tools, ToolsPlugin, type Logger } from '../../src/index.js';
-import { loggerOf } from '../../src/observability/logger.js';
+import { probe } from '../../src/testing/probe.js';
 
 function recordingLogger(): { logger: Logger; lines: { level: string; message: string; data: unknown }[] } {
   const lines: { level: string; message: string; data: unknown }[] = [];
@@ -60,8 +60,8 @@ describe('new Server({ logger }) validation', () => {
     const { logger } = recordingLogger();
     const server = new Server({ logger, disposeTimeoutMs: 5 });
     expect(server.options).toEqual({ disposeTimeoutMs: 5, borrows: 'fail', borrowTimeoutMs: 30_000 });
-    expect(loggerOf(server)).toBe(logger);
-    expect(loggerOf(new Server())).toBe(console);
+    expect(probe.serverLogger(server)).toBe(logger);
+    expect(probe.serverLogger(new Server())).toBe(console);
   });
 
   test('a class instance with the methods on its prototype is a logger (called as methods)', async () => {

@@ -5,28 +5,12 @@
  */
 import assert from 'node:assert/strict';
 import { SessionError } from '../../sessions/errors.js';
-import type { AttemptStatus, Lease, LoadedSession, SessionStore, TurnAttempt } from '../../sessions/store/contract.js';
+import type { AttemptStatus, LoadedSession, SessionStore, TurnAttempt } from '../../sessions/store/contract.js';
 import { CallTimeoutError, CheckContext, collect, describe, isThenable, locals, LONG_TTL, msg, note } from './harness.js';
 import { attemptJunk, boolJunk, eventsJunk, type Hostile, intJunk, jsonJunk, leaseJunk, localsJunk, nameJunk, objectJunk, stringJunk, withExtras } from './hostile-values.js';
+import type { HostileSetup } from './hostile-types.js';
 
-/**
- * The state the hostile calls run against. Session A: turn 1 committed by `la`, attempt
- * (2, 1) aborted, attempt (2, 2) open with one flushed event, `la` live. Session B: free (its
- * lease `lb` released). Session C: never created.
- */
-export interface HostileSetup {
-  readonly agentId: string;
-  readonly la: Lease;
-  readonly lb: Lease;
-  /** `la`'s owner and epoch pointed at session B. */
-  readonly forged: Lease;
-  readonly committed: TurnAttempt;
-  readonly aborted: TurnAttempt;
-  readonly open: TurnAttempt;
-  readonly c: string;
-  readonly ids: readonly string[];
-}
-
+/** Makes the state of {@link HostileSetup} in `store`, with ids from `ctx`. */
 export async function hostileSetup(store: SessionStore, ctx: CheckContext): Promise<HostileSetup> {
   const agentId = `${ctx.prefix}agent`;
   const a = ctx.id('a');

@@ -3,7 +3,7 @@
  * throwing getters and proxies, and junk for every kind of argument.
  */
 import type { Lease } from '../../sessions/store/contract.js';
-import type { HostileSetup } from './hostile-calls.js';
+import type { HostileSetup } from './hostile-types.js';
 
 // ---- the fault rules: hostile input, idempotent ends, bounded calls, the optional methods ----
 

@@ -15,7 +15,7 @@ import { Container } from 'inversify';
 import { ClassElementMetadataKind, getClassMetadata, type ClassElementMetadata } from '@inversifyjs/core';
 import { ParamError } from '../context/errors.js';
 import type { SystemContext } from '../context/system-context.js';
-import { describeValue, isToken, nameOf, type Token } from '../context/token.js';
+import { describeClassCandidate, isToken, nameOf, type Token } from '../context/token.js';
 import { derivedOf } from './service-ids.js';
 
 type Newable<T = unknown> = new (...args: any[]) => T;
@@ -39,7 +39,7 @@ function selfIdOf(cls: Newable): symbol {
 
 function assertClass(cls: unknown, where: string): asserts cls is Newable {
   if (typeof cls !== 'function' || cls.prototype === undefined) {
-    throw new TypeError(`${where}: expected a class, got ${describeValue(cls)}.`);
+    throw new TypeError(`${where}: expected a class, got ${describeClassCandidate(cls)}.`);
   }
 }
 

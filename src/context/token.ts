@@ -71,6 +71,27 @@ export function isToken(value: unknown): value is Token {
 }
 
 /**
+ * @internal {@link describeValue} for a value given where a class is expected: a function
+ * that is not a class (an arrow function, a method, a bound function) reads as
+ * `the function f (arrow functions and methods are not classes)`. Never throws.
+ */
+export function describeClassCandidate(value: unknown): string {
+  const text = describeValue(value);
+  // A function whose name could not be read is described as such; the hint is for the others.
+  return typeof value === 'function' && text.startsWith('the function ') ? `${text} (arrow functions and methods are not classes)` : text;
+}
+
+/**
+ * @internal {@link describeValue} for a value given where a token is expected: a symbol that
+ * {@link token} did not make reads as `Symbol(x) (a symbol not made by token())`, and a
+ * function that is not a class as in {@link describeClassCandidate}. Never throws.
+ */
+export function describeTokenCandidate(value: unknown): string {
+  if (typeof value === 'symbol' && !madeTokens.has(value as unknown as object)) return `${String(value)} (a symbol not made by token())`;
+  return describeClassCandidate(value);
+}
+
+/**
  * The display name of a token: the class name, or the name given to {@link token}.
  * Throws a TypeError for anything that is not a token.
  */
@@ -94,7 +115,7 @@ export function nameOf(t: Token): string {
 export function assertToken(value: unknown, where: string): asserts value is Token {
   if (!isToken(value)) {
     throw new TypeError(
-      `${where}: expected a token (a class, or a symbol made by token<T>(name)), got ${describeValue(value)}.`,
+      `${where}: expected a token (a class, or a symbol made by token<T>(name)), got ${describeTokenCandidate(value)}.`,
     );
   }
 }
@@ -127,14 +148,14 @@ export function tokenOfValue(value: unknown, callOf: string | (() => string), ex
     );
   }
   if (typeof value === 'function') {
-    const name = describeValue(value);
+    const name = describeClassCandidate(value);
     throw new TypeError(
       `${call()}: got ${isToken(value) ? `the class ${nameOf(value)} itself` : name}, not an instance; ` +
         `pass an instance (new ${isToken(value) ? nameOf(value) : 'MyClass'}()) or an explicit token: ${explicit}.`,
     );
   }
   throw new TypeError(
-    `${call()}: ${describeValue(value)} has no class to use as its token; ` +
+    `${call()}: ${describeTokenCandidate(value)} has no class to use as its token; ` +
       `pass one explicitly: ${explicit} with const MY_TOKEN = token<T>('MY_TOKEN').`,
   );
 }

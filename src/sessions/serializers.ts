@@ -5,7 +5,7 @@
  * stored value back into a live instance in place.
  */
 import type { SystemContext } from '../context/system-context.js';
-import { describeValue, errorText, isToken, nameOf, type Token } from '../context/token.js';
+import { describeTokenCandidate, describeValue, errorText, isToken, nameOf, type Token } from '../context/token.js';
 import { snapshotJson, thawJson, type JsonValue } from '../util/lossless-json.js';
 import { SessionError } from './errors.js';
 import type { PersistedLocal } from './store/contract.js';
@@ -165,7 +165,7 @@ export function checkSerializers(value: unknown): SerializerSet {
     }
     const [token, s] = entry as [unknown, unknown];
     if (!isToken(token)) {
-      throw new TypeError(`${at}: the token must be a class or a token() symbol, got ${describeValue(token)}.`);
+      throw new TypeError(`${at}: the token must be a class or a token() symbol, got ${describeTokenCandidate(token)}.`);
     }
     if (tokens.has(token)) throw new TypeError(`${at}: ${nameOf(token as Token)} has a serializer already; give each token one.`);
     if (s === null || typeof s !== 'object') throw new TypeError(`${at}: the serializer must be an object { key, version, scope, serialize, deserialize }, got ${describeValue(s)}.`);

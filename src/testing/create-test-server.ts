@@ -4,7 +4,7 @@
 import { Server, type LocalLifetime } from '../context/server.js';
 import type { SystemContext } from '../context/system-context.js';
 import type { Plugin } from '../context/plugin.js';
-import { isToken, type Token } from '../context/token.js';
+import { describeTokenCandidate, isToken, type Token } from '../context/token.js';
 import { describeValue } from '../util/describe-value.js';
 import type { CheckedFactoryPairs, CheckedPairs } from './checked-pairs.js';
 
@@ -53,7 +53,7 @@ export function configure(server: Server, options: TestServerOptions, where: str
   for (const l of options.locals ?? []) {
     if (isPair(l)) server.registerLocal(l[0], l[1] as (ctx: SystemContext) => unknown, { per });
     else if (isToken(l)) server.registerLocal(l, { per });
-    else throw new TypeError(`${where}: a local must be a token or a [token, factory] pair, got ${describeValue(l)}.`);
+    else throw new TypeError(`${where}: a local must be a token or a [token, factory] pair, got ${describeTokenCandidate(l)}.`);
   }
   if (options.plugins !== undefined && options.plugins.length > 0) server.addPlugins(...options.plugins);
 }

@@ -2,7 +2,7 @@
  * runSystem: runs one system on a fresh context of a fresh test server.
  */
 import type { SystemContext } from '../context/system-context.js';
-import { isToken, type Token } from '../context/token.js';
+import { describeTokenCandidate, isToken, type Token } from '../context/token.js';
 import { describeValue } from '../util/describe-value.js';
 import type { AnySystem, SystemFn } from '../system/system.js';
 import { createTestServer, isPair, type TestGlobal, type TestLocal } from './create-test-server.js';
@@ -90,7 +90,7 @@ export async function runSystem<
     if (isPair(l) || isToken(l)) tokens.push(l as TestLocal);
     else if (Array.isArray(l)) throw new TypeError(`runSystem(system, options): ${badPair(l)}`);
     else if (l !== null && typeof l === 'object') values.push(l);
-    else throw new TypeError(`runSystem(system, options): a local must be a token, a [token, factory] pair or a value, got ${describeValue(l)}.`);
+    else throw new TypeError(`runSystem(system, options): a local must be a token, a [token, factory] pair or a value, got ${describeTokenCandidate(l)}.`);
   }
   const setup: unknown = options.setup;
   if (setup !== undefined && typeof setup !== 'function') {
@@ -119,5 +119,5 @@ function badPair(l: readonly unknown[]): string {
   if (l.length !== 2) {
     return `a local that is an array must be a [token, factory] pair (two entries), got an array of ${l.length} entr${l.length === 1 ? 'y' : 'ies'}; an array is never inserted as a value.`;
   }
-  return `the first entry of a [token, factory] pair must be a token (a class, or a symbol made by token<T>(name)), got ${describeValue(l[0])}; an array is never inserted as a value.`;
+  return `the first entry of a [token, factory] pair must be a token (a class, or a symbol made by token<T>(name)), got ${describeTokenCandidate(l[0])}; an array is never inserted as a value.`;
 }

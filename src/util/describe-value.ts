@@ -8,12 +8,14 @@
 
 /**
  * @internal A short description of any value for error messages: `the string "…"`,
- * `the number 5`, `an object (Map)`, `the function f (…)`, `undefined`. Strings are cut at 40
- * characters. Never throws.
+ * `the number 5`, `the symbol Symbol(s)`, `an object (Map)`, `the function f`, `undefined`.
+ * Strings are cut at 40 characters. Never throws. The text is neutral: where a token or a
+ * class is expected, `describeTokenCandidate` (in the context's token module) adds the hint
+ * that explains why a symbol or a function does not qualify.
  *
  * @example
  * ```ts
- * throw new TypeError(`${where}: expected a token, got ${describeValue(value)}.`);
+ * throw new TypeError(`${where}: options must be an object, got ${describeValue(value)}.`);
  * ```
  */
 export function describeValue(value: unknown): string {
@@ -39,7 +41,7 @@ function describeUnsafe(value: unknown): string {
     case 'string':
       return `the string ${quoted(value)}`;
     case 'symbol':
-      return `${String(value)} (a symbol not made by token())`;
+      return `the symbol ${String(value)}`;
     case 'function': {
       let n: unknown;
       try {
@@ -47,7 +49,7 @@ function describeUnsafe(value: unknown): string {
       } catch {
         return 'a function whose name can not be read (a proxy?)';
       }
-      return `the function ${typeof n === 'string' && n ? n : '<anonymous>'} (arrow functions and methods are not classes)`;
+      return `the function ${typeof n === 'string' && n ? n : '<anonymous>'}`;
     }
     case 'object': {
       let ctor: unknown;

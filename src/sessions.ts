@@ -39,28 +39,7 @@ export type {
 } from './sessions/store/contract.js';
 export { SessionError, SESSION_ERROR_CODES } from './sessions/errors.js';
 export type { SessionErrorCode, SessionErrorOptions, LeaseHolder } from './sessions/errors.js';
-export {
-  checkAbort,
-  checkAcquire,
-  checkAttempt,
-  checkBegin,
-  checkCommit,
-  checkCreate,
-  checkDelete,
-  checkEvents,
-  checkEventsQuery,
-  checkInt,
-  checkJson,
-  checkLabel,
-  checkLease,
-  checkList,
-  checkLoad,
-  checkLocals,
-  checkName,
-  checkRenew,
-  compareCodePoints,
-  encodeCursor,
-} from './sessions/store/input.js';
+export { checkAbort, checkAcquire, checkAttempt, checkBegin, checkCommit, checkCreate, checkDelete, checkEvents, checkEventsQuery, checkInt, checkJson, checkLabel, checkLease, checkList, checkLoad, checkLocals, checkName, checkRenew, compareCodePoints, encodeCursor } from './sessions/store/input.js';
 export type { CheckedAbort, CheckedBegin, CheckedCommit, CheckedCreate } from './sessions/store/input.js';
 export { SqlSessionStore } from './sessions/store/sql/base.js';
 export type { SqlConn, SqlDialect, SqlDriver, SqlResult, SqlRow, SqlValue } from './sessions/store/sql/driver.js';

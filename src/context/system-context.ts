@@ -36,6 +36,10 @@ export { readChildOptions, type ChildOptions } from './context-options.js';
 
 const LIVE = 0;
 
+/** The lifetime members every context has (its `signal`, `describe()`, …). */
+// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type -- the lifetime's methods are installed by embedLifetime
+export interface SystemContext extends Lifetime {}
+
 /**
  * One context of the tree. Made by `server.createContext()` (a root) or `ctx.child()`.
  *
@@ -45,9 +49,6 @@ const LIVE = 0;
  *   its parent.
  * - `getMut` (the `ResMut` rule): own locals only, never walking up.
  */
-// eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging, @typescript-eslint/no-empty-object-type -- the lifetime's methods are installed by embedLifetime
-export interface SystemContext extends Lifetime {}
-
 // eslint-disable-next-line @typescript-eslint/no-unsafe-declaration-merging -- see above
 export class SystemContext implements AsyncDisposable {
   /** Type-level brand of polestar's own classes: `Res<T>` hands this class over as itself (never present at run time). */

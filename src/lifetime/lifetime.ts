@@ -38,10 +38,10 @@ export const DEFAULT_CLOSE_TIMEOUT_MS = 10_000;
 
 /**
  * @internal A lifetime: finalizers, in-flight work, child lifetimes, a lazily made
- * signal, and one memoized close. Contexts extend it; `Lifetime.root()` makes a
+ * signal, and one memoized close. Contexts embed its fields and methods; `Lifetime.root()` makes a
  * standalone one.
  */
-export class Lifetime implements LifetimeNode {
+export class Lifetime {
   /** The parent lifetime; `undefined` for a root. */
   readonly parent: Lifetime | undefined;
   /** @internal The tag: 0 open, 1 closing (marked), 2 closed. */

@@ -51,20 +51,35 @@ export class LifetimeExtra {
  */
 export interface LifetimeNode {
   readonly parent: LifetimeNode | undefined;
+  /** @internal */
   _state: number;
+  /** @internal */
   _last: LifetimeNode | undefined;
+  /** @internal */
   _prev: LifetimeNode | undefined;
+  /** @internal */
   _next: LifetimeNode | undefined;
+  /** @internal */
   _extra: LifetimeExtra | undefined;
+  /** @internal */
   _fin: Finalizers | undefined;
+  /** @internal */
   _closeMemo: CloseMemo;
+  /** @internal */
   _keepLinked: boolean;
   describe(): string;
+  /** @internal */
   _closeTimeoutMs(): number;
+  /** @internal */
   _hasOwnWork(): boolean;
+  /** @internal */
   _closeRest(errors: unknown[]): Promise<void> | undefined;
+  /** @internal */
   _released(): void;
+  /** @internal */
   _detach(): void;
+  /** @internal */
   _closePromise(): Promise<void>;
+  /** @internal */
   _finishClose(errors: unknown[], quiet: boolean): void;
 }

@@ -14,27 +14,7 @@
  */
 import { SessionError, isSessionError } from '../errors.js';
 import { storeChannel, trace, type Mutable, type StoreOperation, type StoreTraceContext } from '../../observability/channels.js';
-import type {
-  AbortInput,
-  AcquireOptions,
-  AttemptStatus,
-  BegunAttempt,
-  BeginOptions,
-  CheckpointInfo,
-  CommitInput,
-  CommittedTurn,
-  CreateSessionInput,
-  DeleteOptions,
-  EventsQuery,
-  Lease,
-  ListQuery,
-  LoadedSession,
-  NewSessionEvent,
-  SessionPage,
-  SessionStore,
-  StoredSessionEvent,
-  TurnAttempt,
-} from './contract.js';
+import type * as store from './contract.js';
 
 /** The errors made by a bound that passed (so disposal and the turn path can tell a timeout from a refusal). */
 const timeouts = new WeakSet<object>();
@@ -199,16 +179,16 @@ export interface BoundedStoreOptions {
  * never given to users: `SessionsPlugin({ store })` stays theirs, and is what
  * `applyStoreBounds` is told about.
  */
-export class BoundedStore implements SessionStore {
+export class BoundedStore implements store.SessionStore {
   /** The store the plugin was given (or made). */
-  readonly inner: SessionStore;
+  readonly inner: store.SessionStore;
   /** The bound on one call, in milliseconds. */
   readonly timeoutMs: number;
   readonly #incarnation: string;
-  readonly #guards = new WeakMap<Lease, WriteGuard>();
+  readonly #guards = new WeakMap<store.Lease, WriteGuard>();
   readonly #deadlines: Deadlines;
 
-  constructor(inner: SessionStore, options: BoundedStoreOptions) {
+  constructor(inner: store.SessionStore, options: BoundedStoreOptions) {
     this.inner = inner;
     this.timeoutMs = options.timeoutMs;
     this.#incarnation = options.incarnation;
@@ -221,12 +201,12 @@ export class BoundedStore implements SessionStore {
   }
 
   /** Runs `guard.beforeWrite()` before every fenced write made with `lease` (until {@link BoundedStore.untrack}). */
-  track(lease: Lease, guard: WriteGuard): void {
+  track(lease: store.Lease, guard: WriteGuard): void {
     this.#guards.set(lease, guard);
   }
 
   /** Stops guarding the writes of `lease`. */
-  untrack(lease: Lease): void {
+  untrack(lease: store.Lease): void {
     this.#guards.delete(lease);
   }
 
@@ -266,7 +246,7 @@ export class BoundedStore implements SessionStore {
   }
 
   /** A fenced write: a due renewal first (awaited, bounded), then the bounded write. */
-  #write<T>(call: string, lease: Lease, run: () => Promise<T>): Promise<T> {
+  #write<T>(call: string, lease: store.Lease, run: () => Promise<T>): Promise<T> {
     const guard = typeof lease === 'object' && lease !== null ? this.#guards.get(lease) : undefined;
     const sessionId = guard === undefined ? sessionOf(lease) : lease.sessionId;
     const due = guard?.beforeWrite();
@@ -274,53 +254,53 @@ export class BoundedStore implements SessionStore {
     return due.then(() => this.call(call, sessionId, run));
   }
 
-  create(input: CreateSessionInput): Promise<Lease> {
+  create(input: store.CreateSessionInput): Promise<store.Lease> {
     const withIncarnation = input !== null && typeof input === 'object' && input.incarnation === undefined ? { ...input, incarnation: this.#incarnation } : input;
     return this.call('create', sessionOf(input), () => this.inner.create(withIncarnation));
   }
 
-  acquire(sessionId: string, options: AcquireOptions): Promise<Lease> {
+  acquire(sessionId: string, options: store.AcquireOptions): Promise<store.Lease> {
     const withIncarnation = options !== null && typeof options === 'object' && options.incarnation === undefined ? { ...options, incarnation: this.#incarnation } : options;
     return this.call('acquire', typeof sessionId === 'string' ? sessionId : undefined, () => this.inner.acquire(sessionId, withIncarnation));
   }
 
-  renew(lease: Lease, options?: { readonly ttlMs?: number }): Promise<void> {
+  renew(lease: store.Lease, options?: { readonly ttlMs?: number }): Promise<void> {
     return this.call('renew', sessionOf(lease), () => this.inner.renew(lease, options));
   }
 
-  release(lease: Lease): Promise<boolean> {
+  release(lease: store.Lease): Promise<boolean> {
     return this.call('release', sessionOf(lease), () => this.inner.release(lease));
   }
 
-  begin(lease: Lease, options?: BeginOptions): Promise<BegunAttempt> {
+  begin(lease: store.Lease, options?: store.BeginOptions): Promise<store.BegunAttempt> {
     return this.#write('begin', lease, () => (options === undefined ? this.inner.begin(lease) : this.inner.begin(lease, options)));
   }
 
-  append(lease: Lease, attempt: TurnAttempt, events: readonly NewSessionEvent[]): Promise<void> {
+  append(lease: store.Lease, attempt: store.TurnAttempt, events: readonly store.NewSessionEvent[]): Promise<void> {
     return this.#write('append', lease, () => this.inner.append(lease, attempt, events));
   }
 
-  commit(lease: Lease, input: CommitInput): Promise<CommittedTurn> {
+  commit(lease: store.Lease, input: store.CommitInput): Promise<store.CommittedTurn> {
     return this.#write('commit', lease, () => this.inner.commit(lease, input));
   }
 
-  abort(lease: Lease, input: AbortInput): Promise<void> {
+  abort(lease: store.Lease, input: store.AbortInput): Promise<void> {
     return this.#write('abort', lease, () => this.inner.abort(lease, input));
   }
 
-  rollback(lease: Lease, turn: number): Promise<void> {
+  rollback(lease: store.Lease, turn: number): Promise<void> {
     return this.#write('rollback', lease, () => this.inner.rollback(lease, turn));
   }
 
-  pin(lease: Lease, turn: number, label?: string): Promise<void> {
+  pin(lease: store.Lease, turn: number, label?: string): Promise<void> {
     return this.#write('pin', lease, () => this.inner.pin(lease, turn, label));
   }
 
-  load(sessionId: string, options?: { readonly turn?: number }): Promise<LoadedSession> {
+  load(sessionId: string, options?: { readonly turn?: number }): Promise<store.LoadedSession> {
     return this.call('load', idOf(sessionId), () => this.inner.load(sessionId, options));
   }
 
-  attemptStatus(sessionId: string, attempt: TurnAttempt): Promise<AttemptStatus> {
+  attemptStatus(sessionId: string, attempt: store.TurnAttempt): Promise<store.AttemptStatus> {
     const read = this.inner.attemptStatus;
     if (typeof read !== 'function') {
       return Promise.reject(new TypeError(`store.attemptStatus() for session "${String(sessionId)}": this store does not implement attemptStatus.`));
@@ -328,29 +308,29 @@ export class BoundedStore implements SessionStore {
     return this.call('attemptStatus', idOf(sessionId), () => read.call(this.inner, sessionId, attempt));
   }
 
-  checkpoints(sessionId: string): Promise<readonly CheckpointInfo[]> {
+  checkpoints(sessionId: string): Promise<readonly store.CheckpointInfo[]> {
     return this.call('checkpoints', idOf(sessionId), () => this.inner.checkpoints(sessionId));
   }
 
-  list(query?: ListQuery): Promise<SessionPage> {
+  list(query?: store.ListQuery): Promise<store.SessionPage> {
     return this.call('list', undefined, () => this.inner.list(query));
   }
 
-  delete(sessionId: string, options?: DeleteOptions): Promise<boolean> {
+  delete(sessionId: string, options?: store.DeleteOptions): Promise<boolean> {
     return this.call('delete', idOf(sessionId), () => this.inner.delete(sessionId, options));
   }
 
-  events(sessionId: string, query?: EventsQuery): AsyncIterable<StoredSessionEvent> {
+  events(sessionId: string, query?: store.EventsQuery): AsyncIterable<store.StoredSessionEvent> {
     const id = idOf(sessionId);
     return {
-      [Symbol.asyncIterator]: (): AsyncIterator<StoredSessionEvent> => {
-        let it: AsyncIterator<StoredSessionEvent>;
+      [Symbol.asyncIterator]: (): AsyncIterator<store.StoredSessionEvent> => {
+        let it: AsyncIterator<store.StoredSessionEvent>;
         try {
           it = this.inner.events(sessionId, query)[Symbol.asyncIterator]();
         } catch (err) {
           return { next: () => Promise.reject(err) };
         }
-        const out: AsyncIterator<StoredSessionEvent> = { next: () => this.call('events', id, () => it.next()) };
+        const out: AsyncIterator<store.StoredSessionEvent> = { next: () => this.call('events', id, () => it.next()) };
         if (typeof it.return === 'function') {
           const ret = it.return.bind(it);
           out.return = (value?: unknown) => this.call('events', id, () => ret(value));

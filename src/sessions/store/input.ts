@@ -13,6 +13,7 @@ import { describeValue } from '../../util/describe-value.js';
 import { errorText } from '../../util/error-text.js';
 import { NotLosslessJsonError, snapshotJson, type JsonValue } from '../../util/lossless-json.js';
 import { SessionError } from '../errors.js';
+import { corrupt } from './failures.js';
 import type {
   AbortInput,
   AcquireOptions,
@@ -301,7 +302,19 @@ export function checkCreate(value: unknown): CheckedCreate {
  * The checked arguments of `acquire(sessionId, options)`.
  * @throws TypeError naming the argument or option that is wrong.
  */
-export function checkAcquire(sessionId: unknown, options: unknown): { sessionId: string; owner: string; incarnation: string | undefined; ttlMs: number } {
+export function checkAcquire(
+  sessionId: unknown,
+  options: unknown,
+): {
+  /** The checked session id. */
+  sessionId: string;
+  /** The checked `options.owner`. */
+  owner: string;
+  /** The checked `options.incarnation`, when given. */
+  incarnation: string | undefined;
+  /** The checked `options.ttlMs`. */
+  ttlMs: number;
+} {
   const id = checkName(sessionId, 'sessionId');
   return guarded('options', () => {
     const o = checkObject<AcquireOptions>(options, 'store.acquire(sessionId, options)', false);
@@ -368,7 +381,12 @@ export function checkLabel(value: unknown): string | undefined {
  * The checked options of `delete(sessionId, options)`: `force` is false when not given.
  * @throws TypeError naming the option that is wrong.
  */
-export function checkDelete(value: unknown): { lease: Lease | undefined; force: boolean } {
+export function checkDelete(value: unknown): {
+  /** The checked `options.lease`, when given. */
+  lease: Lease | undefined;
+  /** `options.force`, `false` when omitted. */
+  force: boolean;
+} {
   return guarded('options', () => {
     const o = checkObject<DeleteOptions>(value, 'store.delete(sessionId, options)', true);
     const lease = o.lease === undefined ? undefined : checkLease(o.lease, 'options.lease');
@@ -382,7 +400,14 @@ export function checkDelete(value: unknown): { lease: Lease | undefined; force: 
  * The checked query of `list(query)`: `limit` is 100 when not given (at most 1000), and `after` is the session id the cursor decodes to (see {@link encodeCursor}).
  * @throws TypeError naming the field that is wrong, or a cursor `list()` did not return.
  */
-export function checkList(value: unknown): { agentId: string | undefined; limit: number; after: string | undefined } {
+export function checkList(value: unknown): {
+  /** The checked `query.agentId`, when given. */
+  agentId: string | undefined;
+  /** The checked `query.limit`, or its default. */
+  limit: number;
+  /** The checked `query.after` cursor, when given. */
+  after: string | undefined;
+} {
   return guarded('query', () => {
     const o = checkObject<ListQuery>(value, 'store.list(query)', true);
     const agentId = o.agentId === undefined ? undefined : checkName(o.agentId, 'query.agentId');
@@ -396,7 +421,12 @@ export function checkList(value: unknown): { agentId: string | undefined; limit:
  * The checked query of `events(sessionId, query)`: `afterSeq` is 0 and `limit` unbounded when not given.
  * @throws TypeError naming the field that is wrong.
  */
-export function checkEventsQuery(value: unknown): { afterSeq: number; limit: number } {
+export function checkEventsQuery(value: unknown): {
+  /** The checked `query.afterSeq`, `0` when omitted. */
+  afterSeq: number;
+  /** The checked `query.limit`, or its default. */
+  limit: number;
+} {
   return guarded('query', () => {
     const o = checkObject<EventsQuery>(value, 'store.events(sessionId, query)', true);
     const afterSeq = o.afterSeq === undefined ? 0 : checkInt(o.afterSeq, 'query.afterSeq', 0);
@@ -463,15 +493,6 @@ export function decodeLocals(text: unknown, where: string, sessionId: string): r
   }
 }
 
-/** @internal A `CORRUPT_ROW` error. */
-export function corrupt(what: string, sessionId: string | undefined, cause?: unknown): SessionError {
-  return new SessionError(
-    'CORRUPT_ROW',
-    `corrupt row: ${what}. The session can not be read as stored; restore the row from a backup, or roll the session back to an earlier checkpoint.`,
-    cause === undefined ? { sessionId } : { sessionId, cause },
-  );
-}
-
 /** @internal An `UNSUPPORTED_FORMAT` error for a row. */
 export function newerRow(what: string, format: number, sessionId: string | undefined): SessionError {
   return new SessionError(
@@ -481,106 +502,3 @@ export function newerRow(what: string, format: number, sessionId: string | undef
   );
 }
 
-/** @internal "1.2 s" / "350 ms". */
-export function formatMs(ms: number): string {
-  return ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${Math.max(0, Math.round(ms))} ms`;
-}
-
-/** @internal The `SESSION_BUSY` error for a session leased by another owner. */
-export function busyLease(sessionId: string, holder: { owner: string; epoch: number; remainingMs: number }): SessionError {
-  return new SessionError(
-    'SESSION_BUSY',
-    `session busy: "${sessionId}" is leased by "${holder.owner}" (epoch ${holder.epoch}, ${formatMs(holder.remainingMs)} left on the store's clock); retry after it is released or expires.`,
-    { sessionId, holder },
-  );
-}
-
-/** @internal The `SESSION_NOT_FOUND` error. */
-export function notFound(sessionId: string): SessionError {
-  return new SessionError('SESSION_NOT_FOUND', `session not found: no stored session has the id "${sessionId}"; create it first.`, { sessionId });
-}
-
-/** @internal The `SESSION_BUSY` error for an open attempt. */
-export function busyAttempt(sessionId: string, open: { turn: number; attempt: number }, what: string): SessionError {
-  return new SessionError(
-    'SESSION_BUSY',
-    `session busy: turn ${open.turn} (attempt ${open.attempt}) of session "${sessionId}" is still open; commit or abort it before ${what}.`,
-    { sessionId },
-  );
-}
-
-/** @internal The `CHECKPOINT_NOT_FOUND` error. */
-export function noCheckpoint(sessionId: string, turn: number, committedTurn: number): SessionError {
-  return new SessionError(
-    'CHECKPOINT_NOT_FOUND',
-    turn > committedTurn
-      ? `checkpoint not found: session "${sessionId}" has committed ${committedTurn} turn(s); there is no turn ${turn} to go back to.`
-      : `checkpoint not found: the checkpoint of turn ${turn} of session "${sessionId}" was not kept (kept: checkpoint 0, the last keepCheckpoints turns' and the pinned ones); pin a checkpoint with checkpoint() to keep it.`,
-    { sessionId },
-  );
-}
-
-/** What the store knows about a lease that failed the fence. */
-export interface FenceState {
-  readonly exists: boolean;
-  readonly owner: string | null;
-  readonly epoch: number;
-  readonly expiresAt: number | null;
-  readonly now: number;
-  /** The incarnation recorded with the session's lease, if any. */
-  readonly incarnation: string | null;
-}
-
-/**
- * @internal The `cause` of a `LEASE_LOST` whose lease was taken over by another incarnation
- * of its own owner id (another process, or another server of this one, started with it).
- */
-export interface OwnerReusedCause {
-  readonly reason: 'owner-reused';
-  /** The owner id both incarnations use. */
-  readonly owner: string;
-  /** The epoch of the lease that took the session over. */
-  readonly epoch: number;
-}
-
-/**
- * @internal The `LEASE_LOST` error for a fenced write, or `undefined` when the lease is in
- * fact current and unexpired (then the write failed for another reason).
- */
-export function leaseLost(lease: Lease, s: FenceState, what: string): SessionError | undefined {
-  const mine = `lease of "${lease.owner}" (epoch ${lease.epoch})`;
-  let why: string;
-  if (!s.exists) why = `session "${lease.sessionId}" was deleted`;
-  else if (s.owner === lease.owner && s.epoch === lease.epoch) {
-    if (s.expiresAt !== null && s.expiresAt > s.now) return undefined;
-    why = `the ${mine} expired ${formatMs(s.now - (s.expiresAt ?? s.now))} ago on the store's clock`;
-  } else if (s.owner === null) why = `the ${mine} was released`;
-  else if (s.owner === lease.owner && s.epoch !== lease.epoch && lease.incarnation !== undefined && s.incarnation !== null && s.incarnation !== lease.incarnation) {
-    const cause: OwnerReusedCause = { reason: 'owner-reused', owner: s.owner, epoch: s.epoch };
-    return new SessionError(
-      'LEASE_LOST',
-      `lease lost: ${what} refused because another process started with the same owner id "${s.owner}" took session "${lease.sessionId}" over (its lease is epoch ${s.epoch}; the ${mine} is stale). Nothing was written. Two live processes must not share an owner id: give each process its own SessionsPlugin({ owner }).`,
-      { sessionId: lease.sessionId, cause },
-    );
-  } else if (s.epoch !== lease.epoch) why = `session "${lease.sessionId}" is now leased by "${s.owner}" (epoch ${s.epoch}) and the ${mine} is stale`;
-  else why = `the ${mine} does not match the session's lease`;
-  return new SessionError(
-    'LEASE_LOST',
-    `lease lost: ${what} refused because ${why}. Nothing was written; resume the session to continue.`,
-    { sessionId: lease.sessionId },
-  );
-}
-
-/** @internal The `TypeError` for an attempt that is not open. */
-export function notOpen(sessionId: string, a: TurnAttempt, open: { turn: number; attempt: number } | undefined, what: string): TypeError {
-  return new TypeError(
-    `store.${what}: turn ${a.turn} attempt ${a.attempt} of session "${sessionId}" is not open` +
-      (open ? ` (the open one is turn ${open.turn} attempt ${open.attempt})` : ' (no attempt is open: call begin() first)') +
-      '.',
-  );
-}
-
-/** @internal The error of a call on a closed store. */
-export function storeClosed(what: string): SessionError {
-  return new SessionError('STORE_ERROR', `store error: ${what} was called after the session store was closed; make a new store.`);
-}

@@ -5,61 +5,10 @@
  */
 import type { JsonValue } from '../../util/lossless-json.js';
 import { SessionError } from '../errors.js';
-import {
-  alreadyCommitted,
-  busyAttempt,
-  busyLease,
-  checkAbort,
-  checkAcquire,
-  checkAttempt,
-  checkBegin,
-  checkCommit,
-  checkCreate,
-  checkDelete,
-  checkEvents,
-  checkEventsQuery,
-  checkInt,
-  checkLabel,
-  checkLease,
-  checkList,
-  checkLoad,
-  checkName,
-  checkObject,
-  checkRenew,
-  compareCodePoints,
-  encodeCursor,
-  leaseLost,
-  leaseOf,
-  noCheckpoint,
-  notFound,
-  notOpen,
-  storeClosed,
-} from './input.js';
+import * as check from './input.js';
+import * as fail from './failures.js';
 import { HISTORY_KIND_PREFIX } from './contract.js';
-import type {
-  AbortInput,
-  AcquireOptions,
-  AttemptStatus,
-  BeginOptions,
-  BegunAttempt,
-  CheckpointInfo,
-  CommitInput,
-  CommittedTurn,
-  CreateSessionInput,
-  DeleteOptions,
-  EventsQuery,
-  Lease,
-  ListQuery,
-  LoadedSession,
-  NewSessionEvent,
-  PersistedLocal,
-  SessionEventStatus,
-  SessionInfo,
-  SessionPage,
-  SessionStore,
-  StoredSessionEvent,
-  TurnAttempt,
-} from './contract.js';
+import type * as store from './contract.js';
 
 /** Options of {@link MemorySessionStore}. */
 export interface MemorySessionStoreOptions {
@@ -93,7 +42,7 @@ interface MemAttempt {
 
 interface MemCheckpoint {
   readonly turn: number;
-  readonly locals: readonly PersistedLocal[];
+  readonly locals: readonly store.PersistedLocal[];
   readonly createdAt: number;
   pinned: boolean;
   label: string | undefined;
@@ -146,7 +95,7 @@ const attemptKey = (turn: number, attempt: number): string => `${turn}:${attempt
  * or PostgreSQL; but nothing survives the process, and store objects do not share data.
  * Returned bodies and locals are deep-frozen.
  */
-export class MemorySessionStore implements SessionStore {
+export class MemorySessionStore implements store.SessionStore {
   /** {@inheritDoc SessionStore.turnKeys} */
   readonly turnKeys = true;
   readonly #sessions = new Map<string, MemSession>();
@@ -155,15 +104,15 @@ export class MemorySessionStore implements SessionStore {
 
   /** @param options - `now`: the store's clock. */
   constructor(options: MemorySessionStoreOptions = {}) {
-    const o = checkObject<MemorySessionStoreOptions>(options, 'new MemorySessionStore(options)', true);
+    const o = check.checkObject<MemorySessionStoreOptions>(options, 'new MemorySessionStore(options)', true);
     if (o.now !== undefined && typeof o.now !== 'function') throw new TypeError('options.now must be a function returning milliseconds.');
     this.#now = o.now ?? Date.now;
   }
 
   /** {@inheritDoc SessionStore.create} */
-  async create(input: CreateSessionInput): Promise<Lease> {
+  async create(input: store.CreateSessionInput): Promise<store.Lease> {
     this.#open('create');
-    const c = checkCreate(input);
+    const c = check.checkCreate(input);
     if (this.#sessions.has(c.sessionId)) {
       throw new SessionError('SESSION_ALREADY_EXISTS', `session already exists: "${c.sessionId}" is stored already; resume it, or pick another id.`, {
         sessionId: c.sessionId,
@@ -193,43 +142,43 @@ export class MemorySessionStore implements SessionStore {
       leaseTtlMs: c.ttlMs,
       open: undefined,
     });
-    return leaseOf(c.sessionId, c.owner, 1, c.incarnation);
+    return check.leaseOf(c.sessionId, c.owner, 1, c.incarnation);
   }
 
   /** {@inheritDoc SessionStore.acquire} */
-  async acquire(sessionId: string, options: AcquireOptions): Promise<Lease> {
+  async acquire(sessionId: string, options: store.AcquireOptions): Promise<store.Lease> {
     this.#open('acquire');
-    const a = checkAcquire(sessionId, options);
+    const a = check.checkAcquire(sessionId, options);
     const s = this.#get(a.sessionId);
     const now = this.#clock();
     // A live lease is taken over at once only by another incarnation of its own owner (a
     // restarted process with a stable owner id); any other live lease is SESSION_BUSY.
     const takeover = s.leaseOwner === a.owner && a.incarnation !== undefined && s.leaseIncarnation !== undefined && s.leaseIncarnation !== a.incarnation;
     if (s.leaseOwner !== undefined && s.leaseExpiresAt > now && !takeover) {
-      throw busyLease(s.sessionId, { owner: s.leaseOwner, epoch: s.leaseEpoch, remainingMs: s.leaseExpiresAt - now });
+      throw fail.busyLease(s.sessionId, { owner: s.leaseOwner, epoch: s.leaseEpoch, remainingMs: s.leaseExpiresAt - now });
     }
     s.leaseOwner = a.owner;
     s.leaseIncarnation = a.incarnation;
     s.leaseEpoch += 1;
     s.leaseExpiresAt = now + a.ttlMs;
     s.leaseTtlMs = a.ttlMs;
-    return leaseOf(s.sessionId, a.owner, s.leaseEpoch, a.incarnation);
+    return check.leaseOf(s.sessionId, a.owner, s.leaseEpoch, a.incarnation);
   }
 
   /** {@inheritDoc SessionStore.renew} */
-  async renew(lease: Lease, options?: { readonly ttlMs?: number }): Promise<void> {
+  async renew(lease: store.Lease, options?: { readonly ttlMs?: number }): Promise<void> {
     this.#open('renew');
-    const l = checkLease(lease);
-    const ttl = checkRenew(options);
+    const l = check.checkLease(lease);
+    const ttl = check.checkRenew(options);
     const { s, now } = this.#fence(l, 'renew');
     if (ttl !== undefined) s.leaseTtlMs = ttl;
     s.leaseExpiresAt = now + s.leaseTtlMs;
   }
 
   /** {@inheritDoc SessionStore.release} */
-  async release(lease: Lease): Promise<boolean> {
+  async release(lease: store.Lease): Promise<boolean> {
     this.#open('release');
-    const l = checkLease(lease);
+    const l = check.checkLease(lease);
     const s = this.#sessions.get(l.sessionId);
     if (s === undefined || s.leaseOwner !== l.owner || s.leaseEpoch !== l.epoch) return false;
     s.leaseOwner = undefined;
@@ -239,19 +188,19 @@ export class MemorySessionStore implements SessionStore {
   }
 
   /** {@inheritDoc SessionStore.begin} */
-  async begin(lease: Lease, options?: BeginOptions): Promise<BegunAttempt> {
+  async begin(lease: store.Lease, options?: store.BeginOptions): Promise<store.BegunAttempt> {
     this.#open('begin');
-    const l = checkLease(lease);
-    const o = checkBegin(options);
+    const l = check.checkLease(lease);
+    const o = check.checkBegin(options);
     const { s, now } = this.#fence(l, 'begin');
     if (o.key !== undefined) {
       // the committed turns of the current timeline among the last keyWindow ones
       for (let turn = s.committedTurn; turn >= 1 && turn > s.committedTurn - o.keyWindow; turn--) {
-        if (s.keys.get(turn) === o.key) throw alreadyCommitted(s.sessionId, o.key, turn);
+        if (s.keys.get(turn) === o.key) throw check.alreadyCommitted(s.sessionId, o.key, turn);
       }
     }
     if (s.open !== undefined) {
-      if (!o.replaceOpen || s.open.epoch !== l.epoch) throw busyAttempt(s.sessionId, s.open, 'beginning another');
+      if (!o.replaceOpen || s.open.epoch !== l.epoch) throw fail.busyAttempt(s.sessionId, s.open, 'beginning another');
       // begun with this very lease, by a begin (or left by an abort) whose reply was lost
       this.#end(s, s.open, 'aborted', 'begin outcome unknown', now);
     }
@@ -265,24 +214,24 @@ export class MemorySessionStore implements SessionStore {
   }
 
   /** {@inheritDoc SessionStore.append} */
-  async append(lease: Lease, attempt: TurnAttempt, events: readonly NewSessionEvent[]): Promise<void> {
+  async append(lease: store.Lease, attempt: store.TurnAttempt, events: readonly store.NewSessionEvent[]): Promise<void> {
     this.#open('append');
-    const l = checkLease(lease);
-    const a = checkAttempt(attempt, 'attempt');
-    const evs = checkEvents(events, 'events');
+    const l = check.checkLease(lease);
+    const a = check.checkAttempt(attempt, 'attempt');
+    const evs = check.checkEvents(events, 'events');
     const { s, now } = this.#fence(l, 'append');
     if (s.open === undefined || s.open.turn !== a.turn || s.open.attempt !== a.attempt || s.open.epoch !== l.epoch) {
-      throw notOpen(s.sessionId, a, s.open, 'append');
+      throw fail.notOpen(s.sessionId, a, s.open, 'append');
     }
     this.#push(s, a, evs, now);
     this.#touch(s, now);
   }
 
   /** {@inheritDoc SessionStore.commit} */
-  async commit(lease: Lease, input: CommitInput): Promise<CommittedTurn> {
+  async commit(lease: store.Lease, input: store.CommitInput): Promise<store.CommittedTurn> {
     this.#open('commit');
-    const l = checkLease(lease);
-    const c = checkCommit(input);
+    const l = check.checkLease(lease);
+    const c = check.checkCommit(input);
     // A repeat of a commit this lease made answers the same, writing nothing, even once the
     // lease expired (as long as no acquire or release replaced it).
     const done = this.#ended(l, c);
@@ -291,7 +240,7 @@ export class MemorySessionStore implements SessionStore {
     }
     const { s, now } = this.#fence(l, 'commit');
     if (s.open === undefined || s.open.turn !== c.turn || s.open.attempt !== c.attempt || s.open.epoch !== l.epoch) {
-      throw notOpen(s.sessionId, c, s.open, 'commit');
+      throw fail.notOpen(s.sessionId, c, s.open, 'commit');
     }
     this.#push(s, c, c.events, now);
     const key = this.#end(s, c, 'committed', undefined, now).key;
@@ -310,21 +259,21 @@ export class MemorySessionStore implements SessionStore {
   }
 
   /** {@inheritDoc SessionStore.abort} */
-  async abort(lease: Lease, input: AbortInput): Promise<void> {
+  async abort(lease: store.Lease, input: store.AbortInput): Promise<void> {
     this.#open('abort');
-    const l = checkLease(lease);
-    const a = checkAbort(input);
+    const l = check.checkLease(lease);
+    const a = check.checkAbort(input);
     if (this.#ended(l, a)?.status === 'aborted') return;
     const { s, now } = this.#fence(l, 'abort');
     if (s.open === undefined || s.open.turn !== a.turn || s.open.attempt !== a.attempt) {
-      throw notOpen(s.sessionId, a, s.open, 'abort');
+      throw fail.notOpen(s.sessionId, a, s.open, 'abort');
     }
     this.#push(s, a, a.events, now);
     this.#end(s, a, 'aborted', a.reason, now);
   }
 
   /** Ends the open attempt `a` of `s` (its events already pushed); returns its record. */
-  #end(s: MemSession, a: TurnAttempt, status: 'committed' | 'aborted', reason: string | undefined, now: number): MemAttempt {
+  #end(s: MemSession, a: store.TurnAttempt, status: 'committed' | 'aborted', reason: string | undefined, now: number): MemAttempt {
     this.#touch(s, now);
     const rec = s.attempts.get(attemptKey(a.turn, a.attempt)) as MemAttempt;
     rec.status = status;
@@ -337,23 +286,23 @@ export class MemorySessionStore implements SessionStore {
   }
 
   /** {@inheritDoc SessionStore.attemptStatus} */
-  async attemptStatus(sessionId: string, attempt: TurnAttempt): Promise<AttemptStatus> {
+  async attemptStatus(sessionId: string, attempt: store.TurnAttempt): Promise<store.AttemptStatus> {
     this.#open('attemptStatus');
-    const id = checkName(sessionId, 'sessionId');
-    const a = checkAttempt(attempt, 'attempt');
+    const id = check.checkName(sessionId, 'sessionId');
+    const a = check.checkAttempt(attempt, 'attempt');
     const rec = this.#get(id).attempts.get(attemptKey(a.turn, a.attempt));
     if (rec === undefined) return 'absent';
     return rec.status === 'started' ? 'open' : rec.status;
   }
 
   /** {@inheritDoc SessionStore.rollback} */
-  async rollback(lease: Lease, turn: number): Promise<void> {
+  async rollback(lease: store.Lease, turn: number): Promise<void> {
     this.#open('rollback');
-    const l = checkLease(lease);
-    const t = checkInt(turn, 'turn', 0);
+    const l = check.checkLease(lease);
+    const t = check.checkInt(turn, 'turn', 0);
     const { s, now } = this.#fence(l, 'rollback');
-    if (s.open !== undefined) throw busyAttempt(s.sessionId, s.open, 'rolling back');
-    if (t > s.committedTurn || !s.checkpoints.has(t)) throw noCheckpoint(s.sessionId, t, s.committedTurn);
+    if (s.open !== undefined) throw fail.busyAttempt(s.sessionId, s.open, 'rolling back');
+    if (t > s.committedTurn || !s.checkpoints.has(t)) throw fail.noCheckpoint(s.sessionId, t, s.committedTurn);
     this.#touch(s, now);
     s.rollbacks.push({ rev: s.rev, toTurn: t });
     s.laterMin = undefined;
@@ -369,14 +318,14 @@ export class MemorySessionStore implements SessionStore {
   }
 
   /** {@inheritDoc SessionStore.pin} */
-  async pin(lease: Lease, turn: number, label?: string): Promise<void> {
+  async pin(lease: store.Lease, turn: number, label?: string): Promise<void> {
     this.#open('pin');
-    const l = checkLease(lease);
-    const t = checkInt(turn, 'turn', 0);
-    const lb = checkLabel(label);
+    const l = check.checkLease(lease);
+    const t = check.checkInt(turn, 'turn', 0);
+    const lb = check.checkLabel(label);
     const { s, now } = this.#fence(l, 'pin');
     const cp = s.checkpoints.get(t);
-    if (cp === undefined) throw noCheckpoint(s.sessionId, t, s.committedTurn);
+    if (cp === undefined) throw fail.noCheckpoint(s.sessionId, t, s.committedTurn);
     this.#touch(s, now);
     cp.pinned = true;
     s.unpinned.delete(t);
@@ -384,21 +333,21 @@ export class MemorySessionStore implements SessionStore {
   }
 
   /** {@inheritDoc SessionStore.load} */
-  async load(sessionId: string, options?: { readonly turn?: number }): Promise<LoadedSession> {
+  async load(sessionId: string, options?: { readonly turn?: number }): Promise<store.LoadedSession> {
     this.#open('load');
-    const id = checkName(sessionId, 'sessionId');
-    const wanted = checkLoad(options);
+    const id = check.checkName(sessionId, 'sessionId');
+    const wanted = check.checkLoad(options);
     const s = this.#get(id);
     const turn = wanted ?? s.committedTurn;
     const cp = turn <= s.committedTurn ? s.checkpoints.get(turn) : undefined;
-    if (cp === undefined) throw noCheckpoint(s.sessionId, turn, s.committedTurn);
-    const history: StoredSessionEvent[] = [];
+    if (cp === undefined) throw fail.noCheckpoint(s.sessionId, turn, s.committedTurn);
+    const history: store.StoredSessionEvent[] = [];
     for (const e of s.events) {
       if (e.turn > turn || !e.kind.startsWith(HISTORY_KIND_PREFIX)) continue;
       const status = this.#status(s, e);
       if (status === 'committed') history.push(this.#stored(e, status));
     }
-    let open: LoadedSession['open'];
+    let open: store.LoadedSession['open'];
     if (s.open !== undefined) {
       const { turn: ot, attempt: oa, epoch } = s.open;
       const rec = s.attempts.get(attemptKey(ot, oa)) as MemAttempt;
@@ -409,54 +358,54 @@ export class MemorySessionStore implements SessionStore {
   }
 
   /** {@inheritDoc SessionStore.checkpoints} */
-  async checkpoints(sessionId: string): Promise<readonly CheckpointInfo[]> {
+  async checkpoints(sessionId: string): Promise<readonly store.CheckpointInfo[]> {
     this.#open('checkpoints');
-    return this.#checkpointList(this.#get(checkName(sessionId, 'sessionId')));
+    return this.#checkpointList(this.#get(check.checkName(sessionId, 'sessionId')));
   }
 
   /** {@inheritDoc SessionStore.list} */
-  async list(query?: ListQuery): Promise<SessionPage> {
+  async list(query?: store.ListQuery): Promise<store.SessionPage> {
     this.#open('list');
-    const q = checkList(query);
+    const q = check.checkList(query);
     const ids = [...this.#sessions.values()]
-      .filter((s) => (q.agentId === undefined || s.agentId === q.agentId) && (q.after === undefined || compareCodePoints(s.sessionId, q.after) > 0))
+      .filter((s) => (q.agentId === undefined || s.agentId === q.agentId) && (q.after === undefined || check.compareCodePoints(s.sessionId, q.after) > 0))
       .map((s) => s.sessionId)
-      .sort(compareCodePoints);
+      .sort(check.compareCodePoints);
     const page = ids.slice(0, q.limit).map((id) => {
       const s = this.#sessions.get(id) as MemSession;
       return { sessionId: s.sessionId, agentId: s.agentId, committedTurn: s.committedTurn, updatedAt: new Date(s.updatedAt), meta: s.meta };
     });
-    return ids.length > q.limit ? { items: page, cursor: encodeCursor(page[page.length - 1].sessionId) } : { items: page };
+    return ids.length > q.limit ? { items: page, cursor: check.encodeCursor(page[page.length - 1].sessionId) } : { items: page };
   }
 
   /** {@inheritDoc SessionStore.delete} */
-  async delete(sessionId: string, options?: DeleteOptions): Promise<boolean> {
+  async delete(sessionId: string, options?: store.DeleteOptions): Promise<boolean> {
     this.#open('delete');
-    const id = checkName(sessionId, 'sessionId');
-    const d = checkDelete(options);
+    const id = check.checkName(sessionId, 'sessionId');
+    const d = check.checkDelete(options);
     const s = this.#sessions.get(id);
     if (s === undefined) return false;
     const now = this.#clock();
     const live = s.leaseOwner !== undefined && s.leaseExpiresAt > now;
     const mine = d.lease !== undefined && d.lease.sessionId === id && d.lease.owner === s.leaseOwner && d.lease.epoch === s.leaseEpoch;
     if (live && !mine && !d.force) {
-      throw busyLease(id, { owner: s.leaseOwner as string, epoch: s.leaseEpoch, remainingMs: s.leaseExpiresAt - now });
+      throw fail.busyLease(id, { owner: s.leaseOwner as string, epoch: s.leaseEpoch, remainingMs: s.leaseExpiresAt - now });
     }
     this.#sessions.delete(id);
     return true;
   }
 
   /** {@inheritDoc SessionStore.events} */
-  events(sessionId: string, query?: EventsQuery): AsyncIterable<StoredSessionEvent> {
+  events(sessionId: string, query?: store.EventsQuery): AsyncIterable<store.StoredSessionEvent> {
     return {
       [Symbol.asyncIterator]: () => this.#iterate(sessionId, query),
     };
   }
 
-  async *#iterate(sessionId: string, query: EventsQuery | undefined): AsyncGenerator<StoredSessionEvent> {
+  async *#iterate(sessionId: string, query: store.EventsQuery | undefined): AsyncGenerator<store.StoredSessionEvent> {
     this.#open('events');
-    const id = checkName(sessionId, 'sessionId');
-    const q = checkEventsQuery(query);
+    const id = check.checkName(sessionId, 'sessionId');
+    const q = check.checkEventsQuery(query);
     this.#get(id);
     let seq = q.afterSeq;
     let left = q.limit;
@@ -478,7 +427,7 @@ export class MemorySessionStore implements SessionStore {
   }
 
   #open(what: string): void {
-    if (this.#closed) throw storeClosed(`store.${what}()`);
+    if (this.#closed) throw fail.storeClosed(`store.${what}()`);
   }
 
   #clock(): number {
@@ -489,14 +438,14 @@ export class MemorySessionStore implements SessionStore {
 
   #get(id: string): MemSession {
     const s = this.#sessions.get(id);
-    if (s === undefined) throw notFound(id);
+    if (s === undefined) throw fail.notFound(id);
     return s;
   }
 
-  #fence(l: Lease, what: string): { s: MemSession; now: number } {
+  #fence(l: store.Lease, what: string): { s: MemSession; now: number } {
     const s = this.#sessions.get(l.sessionId);
     const now = this.#clock();
-    const lost = leaseLost(
+    const lost = fail.leaseLost(
       l,
       s === undefined
         ? { exists: false, owner: null, epoch: 0, expiresAt: null, now, incarnation: null }
@@ -515,7 +464,7 @@ export class MemorySessionStore implements SessionStore {
   }
 
   /** The record of attempt `a` when `l` is still the session's recorded lease (live or expired), else `undefined`. */
-  #ended(l: Lease, a: TurnAttempt): MemAttempt | undefined {
+  #ended(l: store.Lease, a: store.TurnAttempt): MemAttempt | undefined {
     const s = this.#sessions.get(l.sessionId);
     if (s === undefined || s.leaseOwner !== l.owner || s.leaseEpoch !== l.epoch) return undefined;
     return s.attempts.get(attemptKey(a.turn, a.attempt));
@@ -526,11 +475,11 @@ export class MemorySessionStore implements SessionStore {
     s.updatedAt = now;
   }
 
-  #push(s: MemSession, a: TurnAttempt, events: readonly NewSessionEvent[], now: number): void {
+  #push(s: MemSession, a: store.TurnAttempt, events: readonly store.NewSessionEvent[], now: number): void {
     for (const e of events) s.events.push({ seq: s.events.length + 1, turn: a.turn, attempt: a.attempt, kind: e.kind, body: e.body, at: now });
   }
 
-  #status(s: MemSession, e: MemEvent): SessionEventStatus {
+  #status(s: MemSession, e: MemEvent): store.SessionEventStatus {
     const rec = s.attempts.get(attemptKey(e.turn, e.attempt)) as MemAttempt;
     if (rec.status === 'started') return 'pending';
     if (rec.status === 'aborted') return 'aborted';
@@ -555,11 +504,11 @@ export class MemorySessionStore implements SessionStore {
     return later[lo] < e.turn ? 'superseded' : 'committed';
   }
 
-  #stored(e: MemEvent, status: SessionEventStatus): StoredSessionEvent {
+  #stored(e: MemEvent, status: store.SessionEventStatus): store.StoredSessionEvent {
     return { seq: e.seq, turn: e.turn, attempt: e.attempt, kind: e.kind, body: e.body, status, at: new Date(e.at) };
   }
 
-  #info(s: MemSession): SessionInfo {
+  #info(s: MemSession): store.SessionInfo {
     const now = this.#clock();
     const live = s.leaseOwner !== undefined && s.leaseExpiresAt > now;
     return {
@@ -576,13 +525,13 @@ export class MemorySessionStore implements SessionStore {
     };
   }
 
-  #checkpointInfo(cp: MemCheckpoint): CheckpointInfo {
+  #checkpointInfo(cp: MemCheckpoint): store.CheckpointInfo {
     return cp.label === undefined
       ? { turn: cp.turn, pinned: cp.pinned, createdAt: new Date(cp.createdAt) }
       : { turn: cp.turn, label: cp.label, pinned: cp.pinned, createdAt: new Date(cp.createdAt) };
   }
 
-  #checkpointList(s: MemSession): CheckpointInfo[] {
+  #checkpointList(s: MemSession): store.CheckpointInfo[] {
     return [...s.checkpoints.values()].sort((a, b) => a.turn - b.turn).map((cp) => this.#checkpointInfo(cp));
   }
 }

@@ -14,34 +14,9 @@
 import { errorText } from '../../../util/error-text.js';
 import type { JsonValue } from '../../../util/lossless-json.js';
 import { SessionError } from '../../errors.js';
-import {
-  ROW_FORMAT,
-  alreadyCommitted,
-  busyAttempt,
-  checkAbort,
-  checkAcquire,
-  checkAttempt,
-  checkBegin,
-  checkCommit,
-  checkCreate,
-  checkDelete,
-  checkEvents,
-  checkEventsQuery,
-  checkInt,
-  checkLabel,
-  checkLease,
-  checkList,
-  checkLoad,
-  checkName,
-  checkRenew,
-  corrupt,
-  encodeCursor,
-  encodeJson,
-  leaseOf,
-  noCheckpoint,
-  notOpen,
-  storeClosed,
-} from '../input.js';
+import * as check from '../input.js';
+import * as fail from '../failures.js';
+import type { SessionStore } from '../contract.js';
 import { migrate } from './schema.js';
 import { STORE_BOUND, mergeBounds, type StoreBounds } from '../store-bound.js';
 import { numberPlaceholders, type SqlConn, type SqlDriver, type SqlRow, type SqlValue } from './driver.js';
@@ -50,27 +25,7 @@ import { FENCE, KEYED_CONDITION, KEYED_TURN, attemptRow, diagnose, endOpen, fenc
 import { acquireIn, deleteIn } from './leases.js';
 import { attemptStatusIn, eventsPage, loadSession, summaryOf } from './reads.js';
 import { checkpointList, int, sessionRow } from './rows.js';
-import type {
-  AbortInput,
-  AcquireOptions,
-  AttemptStatus,
-  BeginOptions,
-  BegunAttempt,
-  CheckpointInfo,
-  CommitInput,
-  CommittedTurn,
-  CreateSessionInput,
-  DeleteOptions,
-  EventsQuery,
-  Lease,
-  ListQuery,
-  LoadedSession,
-  NewSessionEvent,
-  SessionPage,
-  SessionStore,
-  StoredSessionEvent,
-  TurnAttempt,
-} from '../contract.js';
+import type * as store from '../contract.js';
 
 const NOW: Record<SqlDriver['dialect'], string> = {
   postgres: '(extract(epoch from now()) * 1000)::bigint',
@@ -89,7 +44,6 @@ const EVENT_PAGE = 500;
  * (`'sqlite'` or `'postgres'`) makes a store of its own: `new SqlSessionStore(driver)`.
  */
 export class SqlSessionStore implements SessionStore {
-  /** {@inheritDoc SessionStore.turnKeys} */
   readonly turnKeys = true;
   readonly #driver: SqlDriver;
   readonly #text = new Map<string, string>();
@@ -142,7 +96,7 @@ export class SqlSessionStore implements SessionStore {
 
   /** Runs one operation: refused after close, after the tables are ready, tracked for close(), driver errors wrapped. */
   async #op<T>(what: string, fn: () => Promise<T>): Promise<T> {
-    if (this.#closed) throw storeClosed(`store.${what}()`);
+    if (this.#closed) throw fail.storeClosed(`store.${what}()`);
     const p = (async () => {
       await this.#ensureReady();
       return fn();
@@ -176,12 +130,11 @@ export class SqlSessionStore implements SessionStore {
 
   // ---- leases ---------------------------------------------------------------------------
 
-  /** {@inheritDoc SessionStore.create} */
-  create(input: CreateSessionInput): Promise<Lease> {
+  create(input: store.CreateSessionInput): Promise<store.Lease> {
     return this.#op('create', async () => {
-      const c = checkCreate(input);
-      const meta = encodeJson(c.meta);
-      const locals = encodeJson(c.locals as unknown as JsonValue);
+      const c = check.checkCreate(input);
+      const meta = check.encodeJson(c.meta);
+      const locals = check.encodeJson(c.locals as unknown as JsonValue);
       return this.#write('create', async (db) => {
         const { rows } = await db.run(
           `INSERT INTO polestar_sessions (session_id, agent_id, format, meta, created_at, updated_at, committed_turn, last_seq, rev,
@@ -189,7 +142,7 @@ export class SqlSessionStore implements SessionStore {
            VALUES (?, ?, ?, ?, {now}, {now}, 0, 0, 1, ?, 1, {now} + ?, ?, ?, NULL, NULL, NULL)
            ON CONFLICT (session_id) DO NOTHING
            RETURNING created_at`,
-          [c.sessionId, c.agentId, ROW_FORMAT, meta, c.owner, c.ttlMs, c.ttlMs, c.incarnation ?? null],
+          [c.sessionId, c.agentId, check.ROW_FORMAT, meta, c.owner, c.ttlMs, c.ttlMs, c.incarnation ?? null],
         );
         if (rows.length === 0) {
           throw new SessionError('SESSION_ALREADY_EXISTS', `session already exists: "${c.sessionId}" is stored already; resume it, or pick another id.`, {
@@ -198,28 +151,26 @@ export class SqlSessionStore implements SessionStore {
         }
         await db.run('INSERT INTO polestar_checkpoints (session_id, turn, format, locals, label, pinned, created_at) VALUES (?, 0, ?, ?, NULL, 0, ?)', [
           c.sessionId,
-          ROW_FORMAT,
+          check.ROW_FORMAT,
           locals,
           int(rows[0].created_at, 'the new session row', c.sessionId),
         ]);
-        return leaseOf(c.sessionId, c.owner, 1, c.incarnation);
+        return check.leaseOf(c.sessionId, c.owner, 1, c.incarnation);
       });
     });
   }
 
-  /** {@inheritDoc SessionStore.acquire} */
-  acquire(sessionId: string, options: AcquireOptions): Promise<Lease> {
+  acquire(sessionId: string, options: store.AcquireOptions): Promise<store.Lease> {
     return this.#op('acquire', async () => {
-      const a = checkAcquire(sessionId, options);
+      const a = check.checkAcquire(sessionId, options);
       return this.#write('acquire', (db) => acquireIn(db, a));
     });
   }
 
-  /** {@inheritDoc SessionStore.renew} */
-  renew(lease: Lease, options?: { readonly ttlMs?: number }): Promise<void> {
+  renew(lease: store.Lease, options?: { readonly ttlMs?: number }): Promise<void> {
     return this.#op('renew', async () => {
-      const l = checkLease(lease);
-      const ttl = checkRenew(options) ?? null;
+      const l = check.checkLease(lease);
+      const ttl = check.checkRenew(options) ?? null;
       await this.#write('renew', async (db) => {
         const { rows } = await db.run(
           `UPDATE polestar_sessions SET lease_ttl_ms = COALESCE(?, lease_ttl_ms), lease_expires_at = {now} + COALESCE(?, lease_ttl_ms)
@@ -231,10 +182,9 @@ export class SqlSessionStore implements SessionStore {
     });
   }
 
-  /** {@inheritDoc SessionStore.release} */
-  release(lease: Lease): Promise<boolean> {
+  release(lease: store.Lease): Promise<boolean> {
     return this.#op('release', async () => {
-      const l = checkLease(lease);
+      const l = check.checkLease(lease);
       return this.#write('release', async (db) => {
         const { rows } = await db.run(
           'UPDATE polestar_sessions SET lease_owner = NULL, lease_expires_at = NULL, lease_incarnation = NULL WHERE session_id = ? AND lease_owner = ? AND lease_epoch = ? RETURNING lease_epoch',
@@ -247,11 +197,10 @@ export class SqlSessionStore implements SessionStore {
 
   // ---- turns ----------------------------------------------------------------------------
 
-  /** {@inheritDoc SessionStore.begin} */
-  begin(lease: Lease, options?: BeginOptions): Promise<BegunAttempt> {
+  begin(lease: store.Lease, options?: store.BeginOptions): Promise<store.BegunAttempt> {
     return this.#op('begin', async () => {
-      const l = checkLease(lease);
-      const o = checkBegin(options);
+      const l = check.checkLease(lease);
+      const o = check.checkBegin(options);
       return this.#write('begin', async (db) => {
         const postgres = this.#driver.dialect === 'postgres';
         const keyed = o.key !== undefined;
@@ -284,12 +233,12 @@ export class SqlSessionStore implements SessionStore {
                WHERE p.session_id = ? AND ${KEYED_CONDITION} ORDER BY k.turn DESC LIMIT 1`,
               [l.sessionId, o.keyWindow, o.key as string],
             );
-            if (found.rows.length > 0) throw alreadyCommitted(l.sessionId, o.key as string, int(found.rows[0].turn, `polestar_attempts row of session "${l.sessionId}"`, l.sessionId));
+            if (found.rows.length > 0) throw check.alreadyCommitted(l.sessionId, o.key as string, int(found.rows[0].turn, `polestar_attempts row of session "${l.sessionId}"`, l.sessionId));
           }
           const open = openOf(row, l.sessionId);
           // (an attempt ended by a concurrent call of the same holder in between: try again)
           if (open === undefined) continue;
-          if (!o.replaceOpen || open.epoch !== l.epoch) throw busyAttempt(l.sessionId, open, 'beginning another');
+          if (!o.replaceOpen || open.epoch !== l.epoch) throw fail.busyAttempt(l.sessionId, open, 'beginning another');
           // Begun with this very lease by a begin (or left by an abort) whose reply was lost:
           // end it as aborted in this transaction, then open the next attempt.
           await endOpen(db, l, open, 'begin outcome unknown');
@@ -313,12 +262,11 @@ export class SqlSessionStore implements SessionStore {
     });
   }
 
-  /** {@inheritDoc SessionStore.append} */
-  append(lease: Lease, attempt: TurnAttempt, events: readonly NewSessionEvent[]): Promise<void> {
+  append(lease: store.Lease, attempt: store.TurnAttempt, events: readonly store.NewSessionEvent[]): Promise<void> {
     return this.#op('append', async () => {
-      const l = checkLease(lease);
-      const a = checkAttempt(attempt, 'attempt');
-      const evs = checkEvents(events, 'events');
+      const l = check.checkLease(lease);
+      const a = check.checkAttempt(attempt, 'attempt');
+      const evs = check.checkEvents(events, 'events');
       await this.#write('append', async (db) => {
         const { rows } = await db.run(
           `UPDATE polestar_sessions SET rev = rev + 1, updated_at = {now}, last_seq = last_seq + ?
@@ -328,7 +276,7 @@ export class SqlSessionStore implements SessionStore {
         );
         if (rows.length === 0) {
           const row = await diagnose(db, l, 'append');
-          throw notOpen(l.sessionId, a, openOf(row, l.sessionId), 'append');
+          throw fail.notOpen(l.sessionId, a, openOf(row, l.sessionId), 'append');
         }
         const where = `polestar_sessions row of session "${l.sessionId}"`;
         const last = int(rows[0].last_seq, where, l.sessionId);
@@ -337,12 +285,11 @@ export class SqlSessionStore implements SessionStore {
     });
   }
 
-  /** {@inheritDoc SessionStore.commit} */
-  commit(lease: Lease, input: CommitInput): Promise<CommittedTurn> {
+  commit(lease: store.Lease, input: store.CommitInput): Promise<store.CommittedTurn> {
     return this.#op('commit', async () => {
-      const l = checkLease(lease);
-      const c = checkCommit(input);
-      const locals = encodeJson(c.locals as unknown as JsonValue);
+      const l = check.checkLease(lease);
+      const c = check.checkCommit(input);
+      const locals = check.encodeJson(c.locals as unknown as JsonValue);
       return this.#write('commit', async (db) => {
         const { rows } = await db.run(
           `UPDATE polestar_sessions SET rev = rev + 1, updated_at = {now}, last_seq = last_seq + ?, committed_turn = open_turn,
@@ -360,18 +307,17 @@ export class SqlSessionStore implements SessionStore {
             return { turn: c.turn, attempt: c.attempt, committedAt: new Date(done.endedAt), lastSeq: done.endSeq };
           }
           fence(row, l, 'commit');
-          throw notOpen(l.sessionId, c, openOf(row as SqlRow, l.sessionId), 'commit');
+          throw fail.notOpen(l.sessionId, c, openOf(row as SqlRow, l.sessionId), 'commit');
         }
         return writeCommit(db, this.#driver.dialect, l, c, locals, rows[0]);
       });
     });
   }
 
-  /** {@inheritDoc SessionStore.abort} */
-  abort(lease: Lease, input: AbortInput): Promise<void> {
+  abort(lease: store.Lease, input: store.AbortInput): Promise<void> {
     return this.#op('abort', async () => {
-      const l = checkLease(lease);
-      const a = checkAbort(input);
+      const l = check.checkLease(lease);
+      const a = check.checkAbort(input);
       await this.#write('abort', async (db) => {
         const { rows } = await db.run(
           `UPDATE polestar_sessions SET rev = rev + 1, updated_at = {now}, last_seq = last_seq + ?, open_turn = NULL, open_attempt = NULL, open_epoch = NULL
@@ -383,7 +329,7 @@ export class SqlSessionStore implements SessionStore {
           const row = await fenceRow(db, l);
           if (recorded(row, l) && (await attemptRow(db, l.sessionId, a))?.status === 'aborted') return;
           fence(row, l, 'abort');
-          throw notOpen(l.sessionId, a, openOf(row as SqlRow, l.sessionId), 'abort');
+          throw fail.notOpen(l.sessionId, a, openOf(row as SqlRow, l.sessionId), 'abort');
         }
         const where = `polestar_sessions row of session "${l.sessionId}"`;
         const last = int(rows[0].last_seq, where, l.sessionId);
@@ -391,17 +337,16 @@ export class SqlSessionStore implements SessionStore {
         await insertEvents(db, l.sessionId, a, a.events, last - a.events.length + 1, now);
         await db.run(
           "UPDATE polestar_attempts SET status = 'aborted', ended_at = ?, end_rev = ?, end_seq = ?, reason = ? WHERE session_id = ? AND turn = ? AND attempt = ?",
-          [now, int(rows[0].rev, where, l.sessionId), last, a.reason === undefined ? null : encodeJson(a.reason), l.sessionId, a.turn, a.attempt],
+          [now, int(rows[0].rev, where, l.sessionId), last, a.reason === undefined ? null : check.encodeJson(a.reason), l.sessionId, a.turn, a.attempt],
         );
       });
     });
   }
 
-  /** {@inheritDoc SessionStore.rollback} */
-  rollback(lease: Lease, turn: number): Promise<void> {
+  rollback(lease: store.Lease, turn: number): Promise<void> {
     return this.#op('rollback', async () => {
-      const l = checkLease(lease);
-      const t = checkInt(turn, 'turn', 0);
+      const l = check.checkLease(lease);
+      const t = check.checkInt(turn, 'turn', 0);
       await this.#write('rollback', async (db) => {
         const { rows } = await db.run(
           `UPDATE polestar_sessions SET rev = rev + 1, updated_at = {now}
@@ -414,8 +359,8 @@ export class SqlSessionStore implements SessionStore {
         if (rows.length === 0) {
           const row = await diagnose(db, l, 'rollback');
           const open = openOf(row, l.sessionId);
-          if (open !== undefined) throw busyAttempt(l.sessionId, open, 'rolling back');
-          throw noCheckpoint(l.sessionId, t, int(row.committed_turn, where, l.sessionId));
+          if (open !== undefined) throw fail.busyAttempt(l.sessionId, open, 'rolling back');
+          throw fail.noCheckpoint(l.sessionId, t, int(row.committed_turn, where, l.sessionId));
         }
         const from = int(rows[0].committed_turn, where, l.sessionId);
         await db.run('INSERT INTO polestar_rollbacks (session_id, rev, from_turn, to_turn, epoch, at) VALUES (?, ?, ?, ?, ?, ?)', [
@@ -432,12 +377,11 @@ export class SqlSessionStore implements SessionStore {
     });
   }
 
-  /** {@inheritDoc SessionStore.pin} */
-  pin(lease: Lease, turn: number, label?: string): Promise<void> {
+  pin(lease: store.Lease, turn: number, label?: string): Promise<void> {
     return this.#op('pin', async () => {
-      const l = checkLease(lease);
-      const t = checkInt(turn, 'turn', 0);
-      const lb = checkLabel(label);
+      const l = check.checkLease(lease);
+      const t = check.checkInt(turn, 'turn', 0);
+      const lb = check.checkLabel(label);
       await this.#write('pin', async (db) => {
         const { rows } = await db.run(
           `UPDATE polestar_sessions SET rev = rev + 1, updated_at = {now}
@@ -447,7 +391,7 @@ export class SqlSessionStore implements SessionStore {
         );
         if (rows.length === 0) {
           const row = await diagnose(db, l, 'pin');
-          throw noCheckpoint(l.sessionId, t, int(row.committed_turn, `polestar_sessions row of session "${l.sessionId}"`, l.sessionId));
+          throw fail.noCheckpoint(l.sessionId, t, int(row.committed_turn, `polestar_sessions row of session "${l.sessionId}"`, l.sessionId));
         }
         await db.run('UPDATE polestar_checkpoints SET pinned = 1, label = COALESCE(?, label) WHERE session_id = ? AND turn = ?', [lb ?? null, l.sessionId, t]);
       });
@@ -456,11 +400,10 @@ export class SqlSessionStore implements SessionStore {
 
   // ---- reads ----------------------------------------------------------------------------
 
-  /** {@inheritDoc SessionStore.load} */
-  load(sessionId: string, options?: { readonly turn?: number }): Promise<LoadedSession> {
+  load(sessionId: string, options?: { readonly turn?: number }): Promise<store.LoadedSession> {
     return this.#op('load', async () => {
-      const id = checkName(sessionId, 'sessionId');
-      const wanted = checkLoad(options);
+      const id = check.checkName(sessionId, 'sessionId');
+      const wanted = check.checkLoad(options);
       return this.#read('load', (db) => loadSession(db, id, wanted));
     });
   }
@@ -472,10 +415,10 @@ export class SqlSessionStore implements SessionStore {
    * connection, and another connection's write lock up to `busyTimeoutMs` (then
    * `STORE_LOCKED`).
    */
-  attemptStatus(sessionId: string, attempt: TurnAttempt): Promise<AttemptStatus> {
+  attemptStatus(sessionId: string, attempt: store.TurnAttempt): Promise<store.AttemptStatus> {
     return this.#op('attemptStatus', async () => {
-      const id = checkName(sessionId, 'sessionId');
-      const a = checkAttempt(attempt, 'attempt');
+      const id = check.checkName(sessionId, 'sessionId');
+      const a = check.checkAttempt(attempt, 'attempt');
       // A write transaction: it reads only after any write of the session in flight ended
       // (PostgreSQL: under the session's row lock; SQLite: queued behind the write in flight
       // on this connection, and behind another connection's write lock by the busy retry).
@@ -483,10 +426,9 @@ export class SqlSessionStore implements SessionStore {
     });
   }
 
-  /** {@inheritDoc SessionStore.checkpoints} */
-  checkpoints(sessionId: string): Promise<readonly CheckpointInfo[]> {
+  checkpoints(sessionId: string): Promise<readonly store.CheckpointInfo[]> {
     return this.#op('checkpoints', async () => {
-      const id = checkName(sessionId, 'sessionId');
+      const id = check.checkName(sessionId, 'sessionId');
       return this.#read('checkpoints', async (db) => {
         await sessionRow(db, id);
         return checkpointList(db, id);
@@ -494,10 +436,9 @@ export class SqlSessionStore implements SessionStore {
     });
   }
 
-  /** {@inheritDoc SessionStore.list} */
-  list(query?: ListQuery): Promise<SessionPage> {
+  list(query?: store.ListQuery): Promise<store.SessionPage> {
     return this.#op('list', async () => {
-      const q = checkList(query);
+      const q = check.checkList(query);
       const where: string[] = [];
       const params: SqlValue[] = [];
       if (q.agentId !== undefined) {
@@ -517,29 +458,27 @@ export class SqlSessionStore implements SessionStore {
         ),
       );
       const items = rows.slice(0, q.limit).map(summaryOf);
-      return rows.length > q.limit ? { items, cursor: encodeCursor(items[items.length - 1].sessionId) } : { items };
+      return rows.length > q.limit ? { items, cursor: check.encodeCursor(items[items.length - 1].sessionId) } : { items };
     });
   }
 
-  /** {@inheritDoc SessionStore.delete} */
-  delete(sessionId: string, options?: DeleteOptions): Promise<boolean> {
+  delete(sessionId: string, options?: store.DeleteOptions): Promise<boolean> {
     return this.#op('delete', async () => {
-      const id = checkName(sessionId, 'sessionId');
-      const d = checkDelete(options);
+      const id = check.checkName(sessionId, 'sessionId');
+      const d = check.checkDelete(options);
       const mine = d.lease !== undefined && d.lease.sessionId === id ? d.lease : undefined;
       return this.#write('delete', (db) => deleteIn(db, id, d.force, mine));
     });
   }
 
-  /** {@inheritDoc SessionStore.events} */
-  events(sessionId: string, query?: EventsQuery): AsyncIterable<StoredSessionEvent> {
+  events(sessionId: string, query?: store.EventsQuery): AsyncIterable<store.StoredSessionEvent> {
     return { [Symbol.asyncIterator]: () => this.#iterate(sessionId, query) };
   }
 
-  async *#iterate(sessionId: string, query: EventsQuery | undefined): AsyncGenerator<StoredSessionEvent> {
+  async *#iterate(sessionId: string, query: store.EventsQuery | undefined): AsyncGenerator<store.StoredSessionEvent> {
     const { id, afterSeq, limit } = await this.#op('events', async () => {
-      const q = checkEventsQuery(query);
-      return { id: checkName(sessionId, 'sessionId'), ...q };
+      const q = check.checkEventsQuery(query);
+      return { id: check.checkName(sessionId, 'sessionId'), ...q };
     });
     let seq = afterSeq;
     let left = limit;
@@ -550,7 +489,7 @@ export class SqlSessionStore implements SessionStore {
       );
       first = false;
       for (const e of page) {
-        if (e.seq !== seq + 1) throw corrupt(`the log of session "${id}" jumps from seq ${seq} to ${e.seq}`, id);
+        if (e.seq !== seq + 1) throw fail.corrupt(`the log of session "${id}" jumps from seq ${seq} to ${e.seq}`, id);
         seq = e.seq;
         left -= 1;
         yield e;
@@ -559,7 +498,6 @@ export class SqlSessionStore implements SessionStore {
     }
   }
 
-  /** {@inheritDoc SessionStore.close} */
   close(): Promise<void> {
     if (this.#closing === undefined) {
       this.#closed = true;

@@ -3,7 +3,8 @@
  * the diagnosis of a write that matched nothing (lease lost, attempt not open). Also the
  * statements shared by several turn operations.
  */
-import { ROW_FORMAT, encodeJson, leaseLost } from '../input.js';
+import { ROW_FORMAT, encodeJson } from '../input.js';
+import { leaseLost } from '../failures.js';
 import type { Lease, NewSessionEvent, TurnAttempt } from '../contract.js';
 import type { SqlConn, SqlRow, SqlValue } from './driver.js';
 import { int, intOrNull } from './rows.js';

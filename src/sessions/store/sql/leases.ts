@@ -2,7 +2,8 @@
  * The lease writes of the SQL session store that retry within their transaction: taking a
  * session's lease, and deleting a session unless another owner holds it.
  */
-import { ROW_FORMAT, busyLease, leaseOf, newerRow, notFound } from '../input.js';
+import { ROW_FORMAT, leaseOf, newerRow } from '../input.js';
+import { busyLease, notFound } from '../failures.js';
 import type { Lease } from '../contract.js';
 import type { SqlConn } from './driver.js';
 import { int, liveHolder } from './rows.js';

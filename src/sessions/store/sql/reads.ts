@@ -2,7 +2,8 @@
  * The reads of the SQL session store: a session with its checkpoint, history and open
  * attempt, the status of one attempt, and the summaries `list` returns.
  */
-import { ROW_FORMAT, corrupt, decodeJson, decodeLocals, newerRow, noCheckpoint, notFound } from '../input.js';
+import { ROW_FORMAT, decodeJson, decodeLocals, newerRow } from '../input.js';
+import { corrupt, noCheckpoint, notFound } from '../failures.js';
 import type { AttemptStatus, LoadedSession, OpenAttempt, SessionSummary, StoredSessionEvent, TurnAttempt } from '../contract.js';
 import type { SqlConn, SqlDialect, SqlRow } from './driver.js';
 import { attemptRow, openOf } from './fence.js';

@@ -3,7 +3,8 @@
  * session row, events and checkpoints, each a `CORRUPT_ROW` error naming the row when it
  * holds what it must not.
  */
-import { ROW_FORMAT, corrupt, decodeJson, newerRow, notFound } from '../input.js';
+import { ROW_FORMAT, decodeJson, newerRow } from '../input.js';
+import { corrupt, notFound } from '../failures.js';
 import type { CheckpointInfo, SessionEventStatus, SessionInfo, StoredSessionEvent } from '../contract.js';
 import type { SqlConn, SqlRow } from './driver.js';
 

@@ -5,7 +5,7 @@
  * reorders keys).
  */
 import { SessionError } from '../../errors.js';
-import { corrupt } from '../input.js';
+import { corrupt } from '../failures.js';
 import type { SqlConn, SqlDialect } from './driver.js';
 
 /**

@@ -133,6 +133,11 @@ function beforeCommit(store: SqliteSessionStore, fn: (() => Promise<void>) | und
   store._beforeCommit = fn;
 }
 
+/** The `synchronous` setting of `store`'s connection between transactions (`2` is FULL). */
+function sqliteSynchronous(store: SqliteSessionStore): Promise<number> {
+  return store._synchronous();
+}
+
 /**
  * The internal reads and hooks this package's tests use, one function each (see the
  * module comment).
@@ -164,5 +169,6 @@ export const probe = Object.freeze({
   sessionLease,
   sessionStore,
   beforeCommit,
+  sqliteSynchronous,
   serverLogger,
 });

@@ -24,6 +24,8 @@ export class TurnState implements TurnSink {
   attempt: BegunAttempt | undefined;
   /** The error of a flush whose outcome is unknown (its events may be stored): the turn can not commit. */
   flushUnknown: unknown;
+  /** True once a flush of this attempt was stored: its started record is durable from then on. */
+  flushed = false;
   /** The events buffered and not yet flushed, in order. */
   readonly pending: BufferedEvent[] = [];
   #flushing: Promise<void> = Promise.resolve();

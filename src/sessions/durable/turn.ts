@@ -218,12 +218,18 @@ function beginFailed(s: DurableState, err: unknown): unknown {
   );
 }
 
-/** Writes what the turn buffered (a `TurnLog.flush()`); a batch that may be stored makes the turn unable to commit. */
+/**
+ * Writes what the turn buffered (a `TurnLog.flush()`); a batch that may be stored makes the turn
+ * unable to commit. The first flush of an attempt writes even when nothing is buffered: the store
+ * may have written the started record without waiting for the disk, and a durable append makes it
+ * durable, so a tool that flushes before acting outside the process is always on record.
+ */
 async function flush(s: DurableState, t: TurnState): Promise<void> {
   const batch = t.pending.splice(0);
-  if (batch.length === 0) return;
+  if (batch.length === 0 && t.flushed) return;
   try {
     await s.rt.store.append(s.lease as Lease, t.attempt as BegunAttempt, batch.map(stripEvent));
+    t.flushed = true;
   } catch (err) {
     if (outcomeUnknown(err)) {
       // The batch may be stored: it is not written again, and the turn can not commit.

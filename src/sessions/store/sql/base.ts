@@ -89,9 +89,12 @@ export class SqlSessionStore implements SessionStore {
     return this.#driver.read((c) => fn(this.#conn(c)), `store.${what}()`);
   }
 
-  /** A write transaction of the store call `store.<what>()`. */
-  #write<T>(what: string, fn: (c: SqlConn) => Promise<T>): Promise<T> {
-    return this.#driver.write((c) => fn(this.#conn(c)), `store.${what}()`);
+  /**
+   * A write transaction of the store call `store.<what>()`; `relaxed`: it may resolve before
+   * it is durable (see {@link SqlDriver.write}).
+   */
+  #write<T>(what: string, fn: (c: SqlConn) => Promise<T>, relaxed = false): Promise<T> {
+    return this.#driver.write((c) => fn(this.#conn(c)), `store.${what}()`, relaxed);
   }
 
   /** Runs one operation: refused after close, after the tables are ready, tracked for close(), driver errors wrapped. */
@@ -258,7 +261,9 @@ export class SqlSessionStore implements SessionStore {
           ]);
         }
         return { turn, attempt, startedAt: new Date(now) };
-      });
+        // The started record may resolve before it is durable: the next durable write of
+        // the session (a flush, the commit, the abort) makes it durable with it.
+      }, true);
     });
   }
 

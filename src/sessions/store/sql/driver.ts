@@ -47,8 +47,13 @@ export interface SqlDriver {
    * rejects (the rejection is passed on). `fn` may run again if the driver retries a
    * transaction that could not start (SQLite's busy database): it must only touch the database.
    * `call` names the store call for messages (e.g. `store.commit()`).
+   *
+   * With `relaxed` true (only the started record of a turn), the driver may resolve before
+   * the transaction is durable, as long as it keeps write order: once any later write of the
+   * same database resolves, this one is durable too. A driver that ignores it, committing
+   * every write durably, is correct.
    */
-  write<T>(fn: (c: SqlConn) => Promise<T>, call?: string): Promise<T>;
+  write<T>(fn: (c: SqlConn) => Promise<T>, call?: string, relaxed?: boolean): Promise<T>;
   /** Like `write`, serialized against every other process migrating the same database. */
   migrate<T>(fn: (c: SqlConn) => Promise<T>, call?: string): Promise<T>;
   /**

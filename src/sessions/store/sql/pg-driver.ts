@@ -108,10 +108,17 @@ export function serverTimeouts(bounds: StoreBounds): { lockTimeoutMs: number; id
  * local to the transaction: it leaves a user's pooled connection as it found it and works
  * through PgBouncer in transaction mode.
  */
-function firstStatement(begin: string, bounds: StoreBounds): string {
+function firstStatement(begin: string, bounds: StoreBounds, relaxed: boolean): string {
   const t = serverTimeouts(bounds);
-  return `${begin}; SELECT set_config('lock_timeout', '${t.lockTimeoutMs}ms', true), set_config('idle_in_transaction_session_timeout', '${t.idleInTransactionMs}ms', true)`;
+  return `${begin}; SELECT set_config('lock_timeout', '${t.lockTimeoutMs}ms', true), set_config('idle_in_transaction_session_timeout', '${t.idleInTransactionMs}ms', true)${relaxed ? RELAXED_COMMIT : ''}`;
 }
+
+/**
+ * What a relaxed write adds to its first statement: its COMMIT returns without waiting for
+ * the WAL flush. PostgreSQL flushes its WAL in order, so the next durable commit makes it
+ * durable too; a crash of the server or the machine before then may lose it.
+ */
+const RELAXED_COMMIT = ", set_config('synchronous_commit', 'off', true)";
 
 /** A SQLSTATE of a server error, when `err` is one. */
 function sqlState(err: unknown): string | undefined {
@@ -222,15 +229,15 @@ export class PgDriver implements SqlDriver {
   }
 
   read<T>(fn: (c: SqlConn) => Promise<T>, call?: string): Promise<T> {
-    return this.#tx('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn, call);
+    return this.#tx('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY', fn, call, false);
   }
 
-  write<T>(fn: (c: SqlConn) => Promise<T>, call?: string): Promise<T> {
-    return this.#tx('BEGIN', fn, call);
+  write<T>(fn: (c: SqlConn) => Promise<T>, call?: string, relaxed = false): Promise<T> {
+    return this.#tx('BEGIN', fn, call, relaxed);
   }
 
   migrate<T>(fn: (c: SqlConn) => Promise<T>, call?: string): Promise<T> {
-    return this.#tx('BEGIN', fn, call);
+    return this.#tx('BEGIN', fn, call, false);
   }
 
   async close(): Promise<void> {
@@ -249,9 +256,9 @@ export class PgDriver implements SqlDriver {
    * work of it goes on and it is never handed out again; a client that arrives after the
    * bound is returned unused.
    */
-  async #tx<T>(begin: string, fn: (c: SqlConn) => Promise<T>, call: string | undefined): Promise<T> {
+  async #tx<T>(begin: string, fn: (c: SqlConn) => Promise<T>, call: string | undefined, relaxed: boolean): Promise<T> {
     const bounds = this.#bounds;
-    const first = firstStatement(begin, bounds);
+    const first = firstStatement(begin, bounds, relaxed);
     let timer: ReturnType<typeof setTimeout> | undefined;
     let tx: Tx = this.#newTx();
     const bound = new Promise<never>((_, reject) => {

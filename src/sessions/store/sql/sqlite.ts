@@ -70,6 +70,14 @@ export class SqliteSessionStore extends SqlSessionStore implements SessionStore 
   set _beforeCommit(fn: (() => Promise<void>) | undefined) {
     this.#driver.beforeCommit = fn;
   }
+
+  /**
+   * @internal Test hook: the `synchronous` setting of the store's connection between
+   * transactions (`2` is FULL), read in the store's turn like any other call.
+   */
+  _synchronous(): Promise<number> {
+    return this.#driver.pragma('synchronous');
+  }
 }
 
 const isBusy = (err: unknown): boolean => {
@@ -96,6 +104,8 @@ class LibsqlDriver implements SqlDriver {
   readonly path: string;
   readonly #busyTimeoutMs: number;
   #client: Client | undefined;
+  /** True when the open connection's database is in WAL mode. */
+  #wal = false;
   #queue: Promise<unknown> = Promise.resolve();
   /** Calls queued or running on the connection. */
   #pending = 0;
@@ -200,9 +210,22 @@ class LibsqlDriver implements SqlDriver {
     const client = createClient({ url: pathToFileURL(this.path).href, concurrency: 1 });
     this.#client = client;
     // WAL: readers never block the writer; FULL: the WAL is fsync'd at every commit.
-    await client.execute('PRAGMA journal_mode = WAL');
+    const mode = await client.execute('PRAGMA journal_mode = WAL');
+    this.#wal = String(mode.rows[0]?.[0] ?? '').toLowerCase() === 'wal';
     await client.execute('PRAGMA synchronous = FULL');
     return client;
+  }
+
+  /**
+   * Sets the connection back to `synchronous=FULL` after a relaxed write; a connection that
+   * can not be set back is dropped (the next call opens a fresh one, at FULL).
+   */
+  async #restoreFull(client: Client): Promise<void> {
+    try {
+      await client.execute('PRAGMA synchronous = FULL');
+    } catch {
+      if (this.#client === client) this.#drop();
+    }
   }
 
   #drop(): void {
@@ -210,13 +233,23 @@ class LibsqlDriver implements SqlDriver {
     this.#client = undefined;
   }
 
-  #tx<T>(mode: 'write' | 'deferred', fn: (c: SqlConn) => Promise<T>, call: string): Promise<T> {
+  /**
+   * One transaction on the connection. `relaxed` (a write whose durability may wait, in WAL
+   * mode only): it runs at `synchronous=NORMAL`, so its commit is not fsync'd; the WAL keeps
+   * write order, and the next commit at FULL fsyncs it with its own. A PRAGMA can not change
+   * inside a transaction: it is set just before BEGIN and set back after COMMIT or ROLLBACK,
+   * while this call holds the store's one connection (no other transaction runs in between).
+   * In rollback-journal mode every write stays at FULL.
+   */
+  #tx<T>(mode: 'write' | 'deferred', fn: (c: SqlConn) => Promise<T>, call: string, relaxed = false): Promise<T> {
     return this.#exclusive(call, async (deadline) => {
       try {
         return await this.#retry(call, deadline, async () => {
           const client = await this.#open();
+          const normal = relaxed && this.#wal;
           let tx: Transaction | undefined;
           try {
+            if (normal) await client.execute('PRAGMA synchronous = NORMAL');
             tx = await client.transaction(mode);
             const t = tx;
             const result = await fn({
@@ -230,6 +263,7 @@ class LibsqlDriver implements SqlDriver {
             return result;
           } finally {
             tx?.close();
+            if (normal) await this.#restoreFull(client);
           }
         });
       } finally {
@@ -243,12 +277,20 @@ class LibsqlDriver implements SqlDriver {
     return this.#tx('deferred', fn, call);
   }
 
-  write<T>(fn: (c: SqlConn) => Promise<T>, call = 'a write'): Promise<T> {
-    return this.#tx('write', fn, call);
+  write<T>(fn: (c: SqlConn) => Promise<T>, call = 'a write', relaxed = false): Promise<T> {
+    return this.#tx('write', fn, call, relaxed);
   }
 
   migrate<T>(fn: (c: SqlConn) => Promise<T>, call = 'the migration of the session tables'): Promise<T> {
     return this.#tx('write', fn, call);
+  }
+
+  /** @internal The value of `PRAGMA <name>` on the connection, queued like a transaction. */
+  pragma(name: 'synchronous'): Promise<number> {
+    return this.#exclusive(`PRAGMA ${name}`, async () => {
+      const r = await (await this.#open()).execute(`PRAGMA ${name}`);
+      return Number(r.rows[0]?.[0]);
+    });
   }
 
   close(): Promise<void> {

@@ -21,8 +21,8 @@ export function closeSession(s: DurableState): Promise<void> {
     if (drain !== undefined) {
       let timer: ReturnType<typeof setTimeout> | undefined;
       const bound = new Promise<void>((resolve) => {
+        // Ref'd: the caller waits for the drain, and it is cleared once the drain is done.
         timer = setTimeout(resolve, agent.ctx.server.options.disposeTimeoutMs);
-        timer.unref();
       });
       await Promise.race([drain, bound]);
       clearTimeout(timer);

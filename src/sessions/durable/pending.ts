@@ -168,7 +168,9 @@ async function findOut(s: DurableState, pending: PendingCommit): Promise<Found> 
     // A refusal does not change by asking again (a lost lease, a store without the answer); a lock wait may.
     const retry = outcomeUnknown(error) || isSessionError(error, 'STORE_LOCKED');
     if (!retry || performance.now() + delay >= deadline) return { outcome: 'unknown', error };
-    await new Promise<void>((wake) => setTimeout(wake, delay).unref());
+    // A ref'd pause: the caller is waiting for this answer, and the store may hold nothing
+    // that keeps the process alive meanwhile (its connections died).
+    await new Promise<void>((wake) => setTimeout(wake, delay));
     delay = Math.min(delay * 2, 250);
   }
 }

@@ -26,8 +26,9 @@ export function isStoreTimeout(err: unknown): boolean {
 
 /**
  * @internal Settles like `work`, or rejects with `onTimeout()` when `work` has not settled
- * after `ms` (an unref'd timer: a pending bound never keeps the process alive). `work`
- * may be a function: a synchronous throw becomes the rejection.
+ * after `ms`. The timer keeps the process alive while the caller waits (the work may be
+ * waiting on nothing that does, such as a pool's queue), and is cleared when the work
+ * settles. `work` may be a function: a synchronous throw becomes the rejection.
  */
 export function bounded<T>(work: Promise<T> | (() => Promise<T>), ms: number, onTimeout: () => Error): Promise<T> {
   let p: Promise<T>;
@@ -42,7 +43,6 @@ export function bounded<T>(work: Promise<T> | (() => Promise<T>), ms: number, on
       timeouts.add(err);
       reject(err);
     }, ms);
-    timer.unref();
     p.then(
       (v) => {
         clearTimeout(timer);
@@ -100,8 +100,10 @@ class Watch {
  * queue is in deadline order and one timer, armed for the oldest call still in flight,
  * watches them all. A settled call at the head is dropped at once (so the queue stays as
  * long as the calls in flight, plus the settled ones behind a slow one); a settled call
- * keeps no reference to its result. The timer is unref'd: a call in flight never keeps
- * the process alive.
+ * keeps no reference to its result. The timer keeps the process alive while a call is in
+ * flight (its caller is waiting for the answer or the bound, and the call may wait on
+ * nothing that keeps the event loop alive, such as a pool's queue); once no call is in
+ * flight it is unref'd, so a finished program exits at once.
  */
 class Deadlines {
   readonly #ms: number;
@@ -109,6 +111,8 @@ class Deadlines {
   #tail: Watch | undefined;
   /** The deadline the armed timer stands for; `undefined` while none is armed. */
   #due: number | undefined;
+  /** The armed timer; ref'd while a call is in flight. */
+  #timer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(ms: number) {
     this.#ms = ms;
@@ -120,6 +124,7 @@ class Deadlines {
     else this.#tail.next = watch;
     this.#tail = watch;
     if (this.#due === undefined) this.#arm(watch.deadline);
+    else if (this.#head === watch) this.#timer?.ref();
     return watch;
   }
 
@@ -132,12 +137,15 @@ class Deadlines {
     let w = from;
     while (w !== undefined && w.reject === undefined) w = w.next;
     this.#head = w;
-    if (w === undefined) this.#tail = undefined;
+    if (w === undefined) {
+      this.#tail = undefined;
+      this.#timer?.unref();
+    }
   }
 
   #arm(deadline: number): void {
     this.#due = deadline;
-    setTimeout(this.#fire, Math.max(1, Math.ceil(deadline - performance.now()))).unref();
+    this.#timer = setTimeout(this.#fire, Math.max(1, Math.ceil(deadline - performance.now())));
   }
 
   readonly #fire = (): void => {

@@ -60,11 +60,41 @@ export interface SessionsPluginOptions {
    * membership does). A non-empty string of at most 1024 characters.
    */
   readonly owner?: string;
+  /**
+   * What a process does when another one waits for a session it holds (`open` or `resume`
+   * with `waitMs`): `'idle'` (default) asks the holder to release it, and a holder closes
+   * such a session at once when it has no turn in flight, or right after that turn (unless
+   * the session is pinned: from its open until its first turn settles or `handoffGraceMs`
+   * passed, and while a turn is in flight or queued). `'never'`: a waiter does not ask, and
+   * a holder keeps the session until it closes or loses its lease. `open({ handoff })`
+   * overrides it for one session.
+   */
+  readonly handoff?: 'idle' | 'never';
+  /** How long a freshly opened session ignores handoff requests unless its first turn settled earlier (default 2,000 ms). */
+  readonly handoffGraceMs?: number;
+  /**
+   * Closes a session that ran no turn for this long (counted from the end of its last
+   * turn, or from its open), in milliseconds; by default sessions stay open until closed.
+   * A `turn()` on a session closed this way rejects with `SESSION_CLOSED`.
+   */
+  readonly idleCloseMs?: number;
 }
 
 const DEFAULT_LEASE_TTL_MS = 30_000;
 const DEFAULT_KEEP = 20;
 const DEFAULT_STORE_TIMEOUT_MS = 10_000;
+const DEFAULT_HANDOFF_GRACE_MS = 2_000;
+
+/**
+ * @internal Checks a duration option in milliseconds: a finite number from 0 to 2^31 - 1
+ * (a timer's range). A `TypeError` naming `where` otherwise.
+ */
+export function checkMs(value: unknown, where: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 2 ** 31 - 1) {
+    throw new TypeError(`${where} must be a finite number of milliseconds from 0 to 2^31 - 1, got ${describeValue(value)}.`);
+  }
+  return value;
+}
 
 /**
  * Installs `Sessions` (`ctx.get(Sessions)`, a view bound to `ctx`) backed by one store,
@@ -101,7 +131,7 @@ export class SessionsPlugin implements Plugin {
     if (options === null || typeof options !== 'object') {
       throw new TypeError(`new SessionsPlugin(options): options must be an object, got ${describeValue(options)}.`);
     }
-    const { store, serializers, leaseTtlMs, interrupted, unknownLocals, keepCheckpoints, storeTimeoutMs, owner } = options;
+    const { store, serializers, leaseTtlMs, interrupted, unknownLocals, keepCheckpoints, storeTimeoutMs, owner, handoff, handoffGraceMs, idleCloseMs } = options;
     if (store !== undefined && (store === null || typeof store !== 'object' || typeof store.acquire !== 'function' || typeof store.commit !== 'function')) {
       throw new TypeError(`new SessionsPlugin({ store }): store must implement SessionStore (e.g. new MemorySessionStore()), got ${describeValue(store)}.`);
     }
@@ -128,6 +158,12 @@ export class SessionsPlugin implements Plugin {
       if (typeof owner !== 'string') throw new TypeError(`new SessionsPlugin({ owner }): owner must be a string (e.g. the pod or host name), got ${describeValue(owner)}.`);
       checkName(owner, 'new SessionsPlugin({ owner }): owner');
     }
+    const handoffMode = handoff ?? 'idle';
+    if (handoffMode !== 'idle' && handoffMode !== 'never') {
+      throw new TypeError(`new SessionsPlugin({ handoff }): handoff must be 'idle' or 'never', got ${describeValue(handoffMode)}.`);
+    }
+    const grace = checkMs(handoffGraceMs ?? DEFAULT_HANDOFF_GRACE_MS, 'new SessionsPlugin({ handoffGraceMs }): handoffGraceMs');
+    const idle = idleCloseMs === undefined ? undefined : checkMs(idleCloseMs, 'new SessionsPlugin({ idleCloseMs }): idleCloseMs');
     this.#owner = owner;
     this.#store = store;
     this.#options = Object.freeze({
@@ -137,6 +173,9 @@ export class SessionsPlugin implements Plugin {
       keepCheckpoints: keep,
       unknownLocals: unknown,
       interrupted,
+      handoff: handoffMode,
+      handoffGraceMs: grace,
+      idleCloseMs: idle,
     });
   }
 

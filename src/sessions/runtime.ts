@@ -78,6 +78,12 @@ export interface SessionsRuntime {
   readonly incarnation: string;
   /** `SessionsPlugin({ storeTimeoutMs })`: the bound on every store call. */
   readonly storeTimeoutMs: number;
+  /** `SessionsPlugin({ handoff })`: the default of each session's handoff policy. */
+  readonly handoff: 'idle' | 'never';
+  /** `SessionsPlugin({ handoffGraceMs })`: how long a freshly opened session is pinned. */
+  readonly handoffGraceMs: number;
+  /** `SessionsPlugin({ idleCloseMs })`, or `undefined` (sessions never close by themselves). */
+  readonly idleCloseMs: number | undefined;
   readonly registry: SessionRegistry<any>;
 }
 

@@ -132,6 +132,9 @@ export type StoreOperation =
   | 'list'
   | 'delete'
   | 'events'
+  | 'requestHandoff'
+  | 'requestCancel'
+  | 'requests'
   | 'close';
 
 /**

@@ -58,3 +58,75 @@ describe('MemorySessionStore', () => {
     expect(report.passed.length).toBeGreaterThan(20);
   });
 });
+
+describe('MemorySessionStore wake-ups', () => {
+  test("watch is in 'notify' mode and delivers wake-ups in-process, never inside the call that caused them", async () => {
+    const store = new MemorySessionStore({ pollMs: 30 });
+    const wakes: unknown[] = [];
+    const watch = store.watch((w) => wakes.push(w));
+    expect(watch.mode).toBe('notify');
+    expect(watch.pollMs).toBe(30);
+    const lease = await store.create({ sessionId: 's', agentId: 'a', owner: 'holder', ttlMs: 10_000, locals: [] });
+    const asked = store.requestHandoff('s', { owner: 'waiter', until: new Date(Date.now() + 10_000) });
+    expect(wakes).toEqual([]);
+    await asked;
+    await Promise.resolve();
+    expect(wakes).toEqual([{ kind: 'handoff', sessionId: 's', owner: 'holder' }]);
+    const t = await store.begin(lease);
+    await store.requestCancel('s', 'stop');
+    await store.commit(lease, { ...t, events: [], locals: [] });
+    await store.release(lease);
+    await store.delete('s');
+    await new Promise((r) => setImmediate(r));
+    expect(wakes.slice(1)).toEqual([
+      { kind: 'cancel', sessionId: 's', owner: 'holder' },
+      { kind: 'release', sessionId: 's' },
+      { kind: 'release', sessionId: 's' },
+    ]);
+    await watch.close();
+    await store.close();
+  });
+
+  test('a throwing onWake is reported through its onError and reaches neither the store call nor the other watchers', async () => {
+    const store = new MemorySessionStore();
+    const errors: Error[] = [];
+    const seen: unknown[] = [];
+    store.watch(
+      () => {
+        throw new Error('watcher bug');
+      },
+      (err) => errors.push(err),
+    );
+    store.watch((w) => seen.push(w));
+    const lease = await store.create({ sessionId: 's', agentId: 'a', owner: 'o', ttlMs: 10_000, locals: [] });
+    await expect(store.release(lease)).resolves.toBe(true);
+    await new Promise((r) => setImmediate(r));
+    expect(errors.map((e) => e.message)).toEqual(['watcher bug']);
+    expect(seen).toEqual([{ kind: 'release', sessionId: 's' }]);
+    await store.close();
+    // after close: a subscription in poll mode, reporting the closed store
+    const late: Error[] = [];
+    const w = store.watch(() => undefined, (err) => late.push(err));
+    expect(w.mode).toBe('poll');
+    await new Promise((r) => setImmediate(r));
+    expect(late[0]).toMatchObject({ code: 'STORE_ERROR' });
+  });
+
+  test('a session deleted and created again carries none of its old requests', async () => {
+    const store = new MemorySessionStore();
+    const lease = await store.create({ sessionId: 's', agentId: 'a', owner: 'o', ttlMs: 10_000, locals: [] });
+    await store.begin(lease);
+    await store.requestCancel('s', 'stop');
+    await store.requestHandoff('s', { owner: 'w', until: new Date(Date.now() + 10_000) });
+    expect(await store.requests('o')).toHaveLength(2);
+    await store.delete('s', { lease });
+    const again = await store.create({ sessionId: 's', agentId: 'a', owner: 'o', ttlMs: 10_000, locals: [] });
+    await store.begin(again);
+    expect(await store.requests('o')).toEqual([]);
+  });
+
+  test('options.pollMs must be a finite number >= 1', () => {
+    for (const bad of [0, -5, NaN, Infinity, '250', null]) expect(() => new MemorySessionStore({ pollMs: bad as never })).toThrow(/options\.pollMs/);
+    expect(new MemorySessionStore().watch(() => undefined).pollMs).toBe(250);
+  });
+});

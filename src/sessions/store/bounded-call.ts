@@ -15,6 +15,7 @@
 import { SessionError, isSessionError } from '../errors.js';
 import { storeChannel, trace, type Mutable, type StoreOperation, type StoreTraceContext } from '../../observability/channels.js';
 import type * as store from './contract.js';
+import { DEFAULT_POLL_MS } from './input.js';
 
 /** The errors made by a bound that passed (so disposal and the turn path can tell a timeout from a refusal). */
 const timeouts = new WeakSet<object>();
@@ -208,6 +209,12 @@ export class BoundedStore implements store.SessionStore {
     return typeof this.inner.attemptStatus === 'function';
   }
 
+  /** True when the store carries handoff and cancel requests (`requestHandoff`, `requestCancel` and `requests`). */
+  get routes(): boolean {
+    const s = this.inner;
+    return typeof s.requestHandoff === 'function' && typeof s.requestCancel === 'function' && typeof s.requests === 'function';
+  }
+
   /** Runs `guard.beforeWrite()` before every fenced write made with `lease` (until {@link BoundedStore.untrack}). */
   track(lease: store.Lease, guard: WriteGuard): void {
     this.#guards.set(lease, guard);
@@ -316,6 +323,41 @@ export class BoundedStore implements store.SessionStore {
     return this.call('attemptStatus', idOf(sessionId), () => read.call(this.inner, sessionId, attempt));
   }
 
+  requestHandoff(sessionId: string, request: { readonly owner: string; readonly until: Date }): Promise<boolean> {
+    const ask = this.inner.requestHandoff;
+    if (typeof ask !== 'function') return Promise.reject(notRouting('requestHandoff', sessionId));
+    return this.call('requestHandoff', idOf(sessionId), () => ask.call(this.inner, sessionId, request));
+  }
+
+  requestCancel(sessionId: string, reason: string): Promise<store.TurnAttempt | undefined> {
+    const ask = this.inner.requestCancel;
+    if (typeof ask !== 'function') return Promise.reject(notRouting('requestCancel', sessionId));
+    return this.call('requestCancel', idOf(sessionId), () => ask.call(this.inner, sessionId, reason));
+  }
+
+  requests(owner: string): Promise<readonly store.HolderRequest[]> {
+    const read = this.inner.requests;
+    if (typeof read !== 'function') return Promise.reject(notRouting('requests', undefined));
+    return this.call('requests', undefined, () => read.call(this.inner, owner));
+  }
+
+  /**
+   * The store's `watch`, unbounded (it is synchronous); a store without one, or whose `watch`
+   * throws, gives a subscription in `'poll'` mode (the error reported through `onError`).
+   */
+  watch(onWake: (wake: store.StoreWake) => void, onError?: (err: Error) => void): store.StoreWatch {
+    const watch = this.inner.watch;
+    if (typeof watch === 'function') {
+      try {
+        return watch.call(this.inner, onWake, onError);
+      } catch (err) {
+        if (err instanceof TypeError) throw err;
+        if (typeof onError === 'function') queueMicrotask(() => onError(err instanceof Error ? err : new Error(String(err))));
+      }
+    }
+    return { mode: 'poll', pollMs: DEFAULT_POLL_MS, close: () => Promise.resolve() };
+  }
+
   checkpoints(sessionId: string): Promise<readonly store.CheckpointInfo[]> {
     return this.call('checkpoints', idOf(sessionId), () => this.inner.checkpoints(sessionId));
   }
@@ -351,6 +393,12 @@ export class BoundedStore implements store.SessionStore {
   close(): Promise<void> {
     return this.call('close', undefined, () => this.inner.close());
   }
+}
+
+/** The `TypeError` of a routing call on a store without the method. */
+function notRouting(call: string, sessionId: unknown): TypeError {
+  const of = typeof sessionId === 'string' ? ` for session "${sessionId}"` : '';
+  return new TypeError(`store.${call}()${of}: this store does not implement ${call} (handoff and cancel across processes need requestHandoff, requestCancel and requests).`);
 }
 
 function idOf(sessionId: unknown): string | undefined {

@@ -316,6 +316,81 @@ export interface EventsQuery {
   readonly limit?: number;
 }
 
+// ---- routing: handoff and cancel requests, wake-ups ------------------------------------------
+
+/**
+ * A request to the holder of a session's lease, read by the holder (see
+ * {@link SessionStore.requests}): `handoff` asks it to release the session for the waiting
+ * owner `from`, until the waiter's deadline `until`; `cancel` asks it to abort the open
+ * attempt `{ turn, attempt }` of the session, with `reason`.
+ */
+export type HolderRequest =
+  | {
+      /** A waiting process asks the holder to release the session. */
+      readonly kind: 'handoff';
+      /** The session asked for. */
+      readonly sessionId: string;
+      /** The lease owner that waits for it. */
+      readonly from: string;
+      /** The waiter's deadline: the request is ignored once it has passed on the store's clock. */
+      readonly until: Date;
+    }
+  | {
+      /** Someone asks for the open attempt of the session to be aborted. */
+      readonly kind: 'cancel';
+      /** The session whose attempt is cancelled. */
+      readonly sessionId: string;
+      /** The turn of the cancelled attempt. */
+      readonly turn: number;
+      /** The cancelled attempt of that turn. */
+      readonly attempt: number;
+      /** Why (the turn rejects carrying it). */
+      readonly reason: string;
+    };
+
+/**
+ * What woke a watcher of {@link SessionStore.watch}: a release of `sessionId` (its lease is
+ * free: a waiter may try to take it), a handoff or cancel request addressed to the lease
+ * owner `owner` (read them with {@link SessionStore.requests}), or `resync`: wake-ups may
+ * have been missed (the store's notification connection came back), so read everything
+ * again. A wake-up is only a hint to read the store: the requests and leases themselves are
+ * rows, and a watcher may receive wake-ups meant for other owners or other sessions.
+ */
+export type StoreWake =
+  | {
+      /** A lease of `sessionId` was released (or the session was deleted). */
+      readonly kind: 'release';
+      /** The session. */
+      readonly sessionId: string;
+    }
+  | {
+      /** A handoff or cancel request was recorded. */
+      readonly kind: 'handoff' | 'cancel';
+      /** The session it is about. */
+      readonly sessionId: string;
+      /** The lease owner it is addressed to. */
+      readonly owner: string;
+    }
+  | {
+      /** Wake-ups may have been missed: read everything again. */
+      readonly kind: 'resync';
+    };
+
+/** A running subscription of {@link SessionStore.watch}. */
+export interface StoreWatch {
+  /**
+   * `'notify'`: wake-ups arrive as they happen (PostgreSQL `LISTEN`, or in-process delivery by
+   * the memory store); `'poll'`: the caller must also read the store every `pollMs`, since
+   * wake-ups from other processes do not reach it. It can change while the subscription runs
+   * (a PostgreSQL store whose `LISTEN` connection could not be set up polls until it can).
+   */
+  readonly mode: 'notify' | 'poll';
+  /** How often a caller polls in `'poll'` mode, in milliseconds (the store's `pollMs`, default 250). */
+  readonly pollMs: number;
+  /** Stops the subscription (idempotent); resolves once its connection, if any, is closed. */
+  close(): Promise<void>;
+}
+
 /**
  * Where durable sessions live. Every method returns a promise and reports every failure by
  * rejecting: a {@link SessionError} for what the contract names, a `TypeError` for malformed
@@ -457,6 +532,53 @@ export interface SessionStore {
    * unknown session and `CORRUPT_ROW` / `UNSUPPORTED_FORMAT` for an unreadable row.
    */
   events(sessionId: string, query?: EventsQuery): AsyncIterable<StoredSessionEvent>;
+
+
+  // ---- routing: handoff and cancel requests, wake-ups (optional) --------------------------
+  // A store without these methods still works: the sessions plugin then polls `load` while
+  // it waits for a lease, and can neither hand a session off nor cancel a turn across
+  // processes.
+
+  /**
+   * Asks the holder of `sessionId`'s live lease to release it, on behalf of the waiting owner
+   * `request.owner`, until `request.until` (the waiter's deadline; a later request of the same
+   * session replaces an earlier one). Resolves `true` when a live lease of another owner was
+   * asked (and a `handoff` wake-up sent to it), `false` when the session is absent, unleased,
+   * expired or leased to `request.owner` itself (nothing recorded). The request applies to
+   * that lease only: a release, or an acquire by anyone, removes it. Needs no lease.
+   */
+  requestHandoff?(sessionId: string, request: { readonly owner: string; readonly until: Date }): Promise<boolean>;
+
+  /**
+   * Records a cancel of the session's open attempt (the one `load().open` reports), with
+   * `reason`, and sends a `cancel` wake-up to its lease owner. Resolves that attempt's
+   * `{ turn, attempt }`, or `undefined` when no attempt is open (nothing recorded). The cancel
+   * applies to that exact attempt only: once it ends, the cancel is moot. Needs no lease.
+   */
+  requestCancel?(sessionId: string, reason: string): Promise<TurnAttempt | undefined>;
+
+  /**
+   * The requests addressed to leases of `owner` that still apply: handoff requests whose
+   * `until` has not passed on the store's clock and whose session `owner` still holds (the
+   * same live lease that was asked), and cancels of an attempt that is still open and was
+   * begun under `owner`'s current lease of its session. Ordered by session id (Unicode code
+   * point order), a session's cancel before its handoff.
+   */
+  requests?(owner: string): Promise<readonly HolderRequest[]>;
+
+  /**
+   * Subscribes to wake-ups: `onWake` is called (never synchronously inside the call that
+   * caused it) for each release, handoff request and cancel request, of this store object and,
+   * where the store can tell (PostgreSQL), of every other process on the same database.
+   * Synchronous; a non-function `onWake` or `onError` is a `TypeError`. Errors of the
+   * subscription never throw: they turn it into `'poll'` mode and are reported once through
+   * `onError`, if given (so is an `onWake` that throws). One subscription per caller; the
+   * PostgreSQL store keeps one dedicated `LISTEN` connection per store object for all its
+   * watchers. On a closed store the subscription is in `'poll'` mode and does nothing.
+   */
+  watch?(onWake: (wake: StoreWake) => void, onError?: (err: Error) => void): StoreWatch;
+
+  // ---- end of routing ---------------------------------------------------------------------
 
   /**
    * Closes the store: waits for the operations in flight, then releases its connections

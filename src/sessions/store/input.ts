@@ -468,6 +468,70 @@ export function compareCodePoints(a: string, b: string): number {
   return a.length - b.length;
 }
 
+// ---- routing: handoff and cancel requests, wake-ups ------------------------------------------
+
+/** @internal Default `pollMs` of the stores: how often a caller polls for wake-ups in `'poll'` mode. */
+export const DEFAULT_POLL_MS = 250;
+
+/** @internal A checked `pollMs` option (a finite number >= 1), or the default. */
+export function checkPollMs(value: unknown, what: string): number {
+  if (value === undefined) return DEFAULT_POLL_MS;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 1 || value > MAX_TTL_MS) {
+    throw new TypeError(`${what} must be a finite number of milliseconds from 1 to ${MAX_TTL_MS}, got ${describeValue(value)}.`);
+  }
+  return value;
+}
+
+/**
+ * The checked arguments of `requestHandoff(sessionId, request)`: `until` as milliseconds
+ * since the epoch.
+ * @throws TypeError naming the argument or field that is wrong (`request.until` must be a valid `Date`).
+ */
+export function checkHandoffRequest(
+  sessionId: unknown,
+  request: unknown,
+): {
+  /** The checked session id. */
+  sessionId: string;
+  /** The checked `request.owner`: the waiting owner. */
+  owner: string;
+  /** `request.until`, in milliseconds since the epoch. */
+  until: number;
+} {
+  const id = checkName(sessionId, 'sessionId');
+  return guarded('request', () => {
+    const o = checkObject<{ owner: string; until: Date }>(request, 'store.requestHandoff(sessionId, request)', false);
+    const owner = checkName(o.owner, 'request.owner');
+    const until = o.until;
+    let ms: number;
+    try {
+      ms = Date.prototype.getTime.call(until);
+    } catch {
+      throw new TypeError(`request.until must be a Date (the waiter's deadline), got ${describeValue(until)}.`);
+    }
+    if (!Number.isFinite(ms)) throw new TypeError('request.until must be a valid Date, got an Invalid Date.');
+    return { sessionId: id, owner, until: ms };
+  });
+}
+
+/**
+ * The checked arguments of `requestCancel(sessionId, reason)`: `reason` is any string (stored as JSON text).
+ * @throws TypeError naming the argument that is wrong.
+ */
+export function checkCancelRequest(sessionId: unknown, reason: unknown): { sessionId: string; reason: string } {
+  const id = checkName(sessionId, 'sessionId');
+  if (typeof reason !== 'string') throw new TypeError(`reason must be a string, got ${describeValue(reason)}.`);
+  return { sessionId: id, reason };
+}
+
+/** @internal The checked callbacks of `watch(onWake, onError)`; a `TypeError` naming the one that is not a function. */
+export function checkWatch(onWake: unknown, onError: unknown): void {
+  if (typeof onWake !== 'function') throw new TypeError(`store.watch(onWake, onError): onWake must be a function, got ${describeValue(onWake)}.`);
+  if (onError !== undefined && typeof onError !== 'function') {
+    throw new TypeError(`store.watch(onWake, onError): onError must be a function when given, got ${describeValue(onError)}.`);
+  }
+}
+
 /** @internal The stored text of a checked JSON value. */
 export function encodeJson(value: JsonValue): string {
   return JSON.stringify(value);

@@ -9,6 +9,7 @@ import * as check from './input.js';
 import * as fail from './failures.js';
 import { HISTORY_KIND_PREFIX } from './contract.js';
 import type * as store from './contract.js';
+import { WakeHub } from './sql/wakes.js';
 
 /** Options of {@link MemorySessionStore}. */
 export interface MemorySessionStoreOptions {
@@ -17,6 +18,8 @@ export interface MemorySessionStoreOptions {
    * clock to test lease expiry without waiting.
    */
   readonly now?: () => number;
+  /** What `watch()` reports as `pollMs` (a finite number >= 1, default 250); its wake-ups are delivered in-process. */
+  readonly pollMs?: number;
 }
 
 interface MemEvent {
@@ -84,6 +87,9 @@ interface MemSession {
   leaseExpiresAt: number;
   leaseTtlMs: number;
   open: { readonly turn: number; readonly attempt: number; readonly epoch: number } | undefined;
+  /** The handoff request, addressed to the lease (`holder`, `epoch`) it was made to; the cancel of an attempt begun under `epoch`. */
+  handoff: { readonly from: string; readonly until: number; readonly holder: string; readonly epoch: number } | undefined;
+  cancel: { readonly turn: number; readonly attempt: number; readonly epoch: number; readonly reason: string } | undefined;
 }
 
 const attemptKey = (turn: number, attempt: number): string => `${turn}:${attempt}`;
@@ -100,13 +106,17 @@ export class MemorySessionStore implements store.SessionStore {
   readonly turnKeys = true;
   readonly #sessions = new Map<string, MemSession>();
   readonly #now: () => number;
+  /** The sessions with a handoff or cancel request recorded. */
+  readonly #requested = new Set<string>();
+  readonly #hub: WakeHub;
   #closed = false;
 
-  /** @param options - `now`: the store's clock. */
+  /** @param options - `now`: the store's clock; `pollMs`. */
   constructor(options: MemorySessionStoreOptions = {}) {
     const o = check.checkObject<MemorySessionStoreOptions>(options, 'new MemorySessionStore(options)', true);
     if (o.now !== undefined && typeof o.now !== 'function') throw new TypeError('options.now must be a function returning milliseconds.');
     this.#now = o.now ?? Date.now;
+    this.#hub = new WakeHub(check.checkPollMs(o.pollMs, 'options.pollMs'), () => 'notify');
   }
 
   /** {@inheritDoc SessionStore.create} */
@@ -141,6 +151,8 @@ export class MemorySessionStore implements store.SessionStore {
       leaseExpiresAt: now + c.ttlMs,
       leaseTtlMs: c.ttlMs,
       open: undefined,
+      handoff: undefined,
+      cancel: undefined,
     });
     return check.leaseOf(c.sessionId, c.owner, 1, c.incarnation);
   }
@@ -162,6 +174,7 @@ export class MemorySessionStore implements store.SessionStore {
     s.leaseEpoch += 1;
     s.leaseExpiresAt = now + a.ttlMs;
     s.leaseTtlMs = a.ttlMs;
+    s.handoff = undefined;
     return check.leaseOf(s.sessionId, a.owner, s.leaseEpoch, a.incarnation);
   }
 
@@ -184,6 +197,8 @@ export class MemorySessionStore implements store.SessionStore {
     s.leaseOwner = undefined;
     s.leaseIncarnation = undefined;
     s.leaseExpiresAt = 0;
+    s.handoff = undefined;
+    this.#hub.emit({ kind: 'release', sessionId: s.sessionId });
     return true;
   }
 
@@ -392,6 +407,8 @@ export class MemorySessionStore implements store.SessionStore {
       throw fail.busyLease(id, { owner: s.leaseOwner as string, epoch: s.leaseEpoch, remainingMs: s.leaseExpiresAt - now });
     }
     this.#sessions.delete(id);
+    this.#requested.delete(id);
+    this.#hub.emit({ kind: 'release', sessionId: id });
     return true;
   }
 
@@ -424,6 +441,61 @@ export class MemorySessionStore implements store.SessionStore {
   async close(): Promise<void> {
     this.#closed = true;
     this.#sessions.clear();
+    this.#requested.clear();
+    this.#hub.closeAll();
+  }
+
+  // ---- routing: handoff and cancel requests, wake-ups -----------------------------------
+
+  /** {@inheritDoc SessionStore.requestHandoff} */
+  async requestHandoff(sessionId: string, request: { readonly owner: string; readonly until: Date }): Promise<boolean> {
+    this.#open('requestHandoff');
+    const h = check.checkHandoffRequest(sessionId, request);
+    const s = this.#sessions.get(h.sessionId);
+    if (s === undefined || s.leaseOwner === undefined || s.leaseExpiresAt <= this.#clock() || s.leaseOwner === h.owner) return false;
+    s.handoff = { from: h.owner, until: h.until, holder: s.leaseOwner, epoch: s.leaseEpoch };
+    this.#requested.add(s.sessionId);
+    this.#hub.emit({ kind: 'handoff', sessionId: s.sessionId, owner: s.leaseOwner });
+    return true;
+  }
+
+  /** {@inheritDoc SessionStore.requestCancel} */
+  async requestCancel(sessionId: string, reason: string): Promise<store.TurnAttempt | undefined> {
+    this.#open('requestCancel');
+    const c = check.checkCancelRequest(sessionId, reason);
+    const s = this.#sessions.get(c.sessionId);
+    if (s?.open === undefined) return undefined;
+    const { turn, attempt } = s.open;
+    s.cancel = { ...s.open, reason: c.reason };
+    this.#requested.add(s.sessionId);
+    if (s.leaseOwner !== undefined) this.#hub.emit({ kind: 'cancel', sessionId: s.sessionId, owner: s.leaseOwner });
+    return { turn, attempt };
+  }
+
+  /** {@inheritDoc SessionStore.requests} (A moot cancel, of an attempt that ended, is dropped here.) */
+  async requests(owner: string): Promise<readonly store.HolderRequest[]> {
+    this.#open('requests');
+    const o = check.checkName(owner, 'owner');
+    const now = this.#clock();
+    const out: store.HolderRequest[] = [];
+    for (const id of [...this.#requested].sort(check.compareCodePoints)) {
+      const s = this.#sessions.get(id);
+      if (s?.cancel !== undefined && (s.open?.turn !== s.cancel.turn || s.open.attempt !== s.cancel.attempt)) s.cancel = undefined;
+      if (s === undefined || (s.handoff === undefined && s.cancel === undefined)) this.#requested.delete(id);
+      if (s === undefined || s.leaseOwner !== o) continue;
+      const { cancel: c, handoff: h } = s;
+      if (c !== undefined && c.epoch === s.leaseEpoch) out.push({ kind: 'cancel', sessionId: id, turn: c.turn, attempt: c.attempt, reason: c.reason });
+      if (h !== undefined && h.holder === o && h.epoch === s.leaseEpoch && s.leaseExpiresAt > now && h.until > now) {
+        out.push({ kind: 'handoff', sessionId: id, from: h.from, until: new Date(h.until) });
+      }
+    }
+    return out;
+  }
+
+  /** {@inheritDoc SessionStore.watch} */
+  watch(onWake: (wake: store.StoreWake) => void, onError?: (err: Error) => void): store.StoreWatch {
+    check.checkWatch(onWake, onError);
+    return this.#hub.subscribe(onWake, onError, this.#closed ? fail.storeClosed('store.watch()') : undefined);
   }
 
   #open(what: string): void {
@@ -445,20 +517,11 @@ export class MemorySessionStore implements store.SessionStore {
   #fence(l: store.Lease, what: string): { s: MemSession; now: number } {
     const s = this.#sessions.get(l.sessionId);
     const now = this.#clock();
-    const lost = fail.leaseLost(
-      l,
+    const state: fail.FenceState =
       s === undefined
         ? { exists: false, owner: null, epoch: 0, expiresAt: null, now, incarnation: null }
-        : {
-            exists: true,
-            owner: s.leaseOwner ?? null,
-            epoch: s.leaseEpoch,
-            expiresAt: s.leaseOwner === undefined ? null : s.leaseExpiresAt,
-            now,
-            incarnation: s.leaseIncarnation ?? null,
-          },
-      `store.${what}()`,
-    );
+        : { exists: true, owner: s.leaseOwner ?? null, epoch: s.leaseEpoch, expiresAt: s.leaseOwner === undefined ? null : s.leaseExpiresAt, now, incarnation: s.leaseIncarnation ?? null };
+    const lost = fail.leaseLost(l, state, `store.${what}()`);
     if (lost !== undefined || s === undefined) throw lost;
     return { s, now };
   }

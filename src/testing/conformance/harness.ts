@@ -20,10 +20,11 @@ export const DEFAULT_CALL_TIMEOUT_MS = 5_000;
 export interface Check {
   readonly name: string;
   /**
-   * An optional part of the contract the check is about: a method (`attemptStatus`) or a
+   * An optional part of the contract the check is about: a method (`attemptStatus`, `watch`),
+   * the routing methods (`routing`: `requestHandoff`, `requestCancel` and `requests`) or a
    * capability flag (`turnKeys`: true). Without it the check is skipped, not passed.
    */
-  readonly requires?: 'attemptStatus' | 'turnKeys';
+  readonly requires?: 'attemptStatus' | 'turnKeys' | 'routing' | 'watch';
   readonly run: (ctx: CheckContext) => Promise<void>;
 }
 
@@ -38,7 +39,30 @@ export class CallTimeoutError extends Error {
 }
 
 /** The promised methods of the store contract, in the order of the interface. */
-export const PROMISED_METHODS = ['create', 'acquire', 'renew', 'release', 'begin', 'append', 'commit', 'abort', 'rollback', 'pin', 'load', 'attemptStatus', 'checkpoints', 'list', 'delete', 'close'] as const;
+export const PROMISED_METHODS = [
+  'create',
+  'acquire',
+  'renew',
+  'release',
+  'begin',
+  'append',
+  'commit',
+  'abort',
+  'rollback',
+  'pin',
+  'load',
+  'attemptStatus',
+  'checkpoints',
+  'list',
+  'delete',
+  'requestHandoff',
+  'requestCancel',
+  'requests',
+  'close',
+] as const;
+
+/** The routing methods: a store has all three or none counts (the `routing` requirement). */
+export const ROUTING_METHODS = ['requestHandoff', 'requestCancel', 'requests'] as const;
 
 /** Whether a store call returned a promise; a hostile `then` getter that throws counts as not one (never throws). */
 export function isThenable(value: unknown): value is PromiseLike<unknown> {
@@ -103,6 +127,25 @@ export function boundStore(store: SessionStore, ms: number): SessionStore {
   }
   if (typeof methods.events === 'function') {
     out.events = (...args: unknown[]): unknown => boundIterable((methods.events as (...a: unknown[]) => unknown).apply(store, args), ms);
+  }
+  // synchronous: passed through, with its close() bounded
+  if (typeof methods.watch === 'function') {
+    out.watch = (...args: unknown[]): unknown => {
+      const w = (methods.watch as (...a: unknown[]) => unknown).apply(store, args) as { mode?: unknown; pollMs?: unknown; close?: unknown } | null;
+      if (w === null || typeof w !== 'object' || typeof w.close !== 'function') return w;
+      return {
+        get mode(): unknown {
+          return w.mode;
+        },
+        get pollMs(): unknown {
+          return w.pollMs;
+        },
+        close: (): unknown => {
+          const r: unknown = (w.close as () => unknown).call(w);
+          return isThenable(r) ? settleWithin(r, ms, 'store.watch() close()') : r;
+        },
+      };
+    };
   }
   // the capability flag, read once (a throwing getter reads as absent)
   try {

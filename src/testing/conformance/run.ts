@@ -11,12 +11,13 @@ import { SessionError } from '../../sessions/errors.js';
 import { errorText } from '../../util/error-text.js';
 import { dataAndConcurrencyChecks } from './data-and-concurrency-checks.js';
 import { faultChecks } from './fault-checks.js';
-import { boundStore, type Check, CheckContext, DEFAULT_CALL_TIMEOUT_MS, LONG_TTL, makeBounded } from './harness.js';
+import { boundStore, type Check, CheckContext, DEFAULT_CALL_TIMEOUT_MS, LONG_TTL, makeBounded, ROUTING_METHODS } from './harness.js';
 import { leaseAndTurnChecks } from './lease-and-turn-checks.js';
+import { routingChecks } from './routing-checks.js';
 import type { ConformanceTestFn, MakeSessionStore, SessionStoreConformanceOptions, SessionStoreConformanceReport } from './types.js';
 export type { ConformanceTestFn, MakeSessionStore, SessionStoreConformanceOptions, SessionStoreConformanceReport } from './types.js';
 
-const checks: Check[] = [...leaseAndTurnChecks, ...dataAndConcurrencyChecks, ...faultChecks];
+const checks: Check[] = [...leaseAndTurnChecks, ...dataAndConcurrencyChecks, ...faultChecks, ...routingChecks];
 
 /** Probes once whether two objects made by `makeStore` share one backend (every call bounded by `ms`). */
 function sharingProbe(make: MakeSessionStore, ms: number): () => Promise<boolean> {
@@ -75,8 +76,11 @@ function skipThrough(testContext: unknown, reason: string): void {
  * is raced against `callTimeoutMs`, and a call that never settles fails its check naming the
  * method.
  *
- * Optional parts: the checks of `attemptStatus` run only when the store has that method, and
- * those of turn keys (`begin({ key })`) only when its `turnKeys` is `true`; otherwise they are
+ * Optional parts: the checks of `attemptStatus` run only when the store has that method, those
+ * of handoff and cancel requests only when it has `requestHandoff`, `requestCancel` and
+ * `requests`, that of wake-ups only when it has `watch` (delivery is checked in `'notify'` mode
+ * only: a store in `'poll'` mode leaves it to its callers), and those of turn keys
+ * (`begin({ key })`) only when its `turnKeys` is `true`; otherwise they are
  * *skipped*: listed in the report's `skipped` (not in `passed`). With a
  * registrar they are marked skipped through the test context where the runner offers one
  * (`node:test`'s `t.skip()`, Vitest's `context.skip()`); Jest can not skip a test that is
@@ -118,13 +122,14 @@ export function runSessionStoreConformance(makeStore: MakeSessionStore, options:
     let skipped: string | undefined;
     try {
       if (check.requires !== undefined) {
-        const store = await ctx.store();
-        const has = (store as unknown as Record<string, unknown>)[check.requires];
-        if (check.requires === 'turnKeys' ? has !== true : typeof has !== 'function') {
+        const store = (await ctx.store()) as unknown as Record<string, unknown>;
+        const needs = check.requires === 'routing' ? ROUTING_METHODS : [check.requires];
+        const missing = needs.filter((m) => typeof store[m] !== 'function');
+        if (check.requires === 'turnKeys' ? store.turnKeys !== true : missing.length > 0) {
           skipped =
             check.requires === 'turnKeys'
               ? 'not applicable: the store does not record turn keys (its turnKeys is not true; keys are optional)'
-              : `not applicable: the store has no ${check.requires}() method (it is optional)`;
+              : `not applicable: the store has no ${missing.map((m) => `${m}()`).join(', ')} method (${check.requires === 'routing' ? 'handoff and cancel requests are' : 'it is'} optional)`;
         }
       }
       if (skipped === undefined) await check.run(ctx);

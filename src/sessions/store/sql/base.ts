@@ -23,6 +23,8 @@ import { numberPlaceholders, type SqlConn, type SqlDriver, type SqlRow, type Sql
 import { writeCommit } from './commit.js';
 import { FENCE, KEYED_CONDITION, KEYED_TURN, attemptRow, diagnose, endOpen, fence, fenceParams, fenceRow, insertEvents, openOf, recorded } from './fence.js';
 import { acquireIn, deleteIn } from './leases.js';
+import { releaseIn, requestCancelIn, requestHandoffIn, requestsIn } from './requests.js';
+import { WakeHub, type WakeSource } from './wakes.js';
 import { attemptStatusIn, eventsPage, loadSession, summaryOf } from './reads.js';
 import { checkpointList, int, sessionRow } from './rows.js';
 import type * as store from '../contract.js';
@@ -34,6 +36,21 @@ const NOW: Record<SqlDriver['dialect'], string> = {
 
 /** Events per page read by `events()`. */
 const EVENT_PAGE = 500;
+
+/** @internal The option key of a SQL store's wake-up source (the PostgreSQL store's `LISTEN` connection). */
+export const WAKE_SOURCE: unique symbol = Symbol('polestar.sessions.wakeSource');
+
+/** Options of {@link SqlSessionStore}. */
+export interface SqlSessionStoreOptions {
+  /**
+   * How often a caller polls for wake-ups, in milliseconds (a finite number >= 1, default
+   * 250): what `watch()` reports as `pollMs`. Wake-ups of this store object are delivered
+   * in-process; those of other processes are polled.
+   */
+  readonly pollMs?: number;
+  /** @internal Makes the source of the wake-ups of other processes. */
+  readonly [WAKE_SOURCE]?: (hub: WakeHub) => WakeSource;
+}
 
 /**
  * A {@link SessionStore} in a SQL database, over a {@link SqlDriver} that runs its
@@ -52,10 +69,18 @@ export class SqlSessionStore implements SessionStore {
   #closing: Promise<void> | undefined;
   readonly #inflight = new Set<Promise<unknown>>();
   #bounds: StoreBounds | undefined;
+  readonly #hub: WakeHub;
+  readonly #source: WakeSource | undefined;
 
-  /** @param driver - runs the store's transactions (see {@link SqlDriver}). */
-  constructor(driver: SqlDriver) {
+  /**
+   * @param driver - runs the store's transactions (see {@link SqlDriver}).
+   * @param options - `pollMs`.
+   */
+  constructor(driver: SqlDriver, options: SqlSessionStoreOptions = {}) {
+    const o = check.checkObject<SqlSessionStoreOptions>(options, 'new SqlSessionStore(driver, options)', true);
     this.#driver = driver;
+    this.#hub = new WakeHub(check.checkPollMs(o.pollMs, 'options.pollMs'), () => this.#source?.mode ?? 'poll');
+    this.#source = o[WAKE_SOURCE]?.(this.#hub);
   }
 
   /**
@@ -158,6 +183,8 @@ export class SqlSessionStore implements SessionStore {
           locals,
           int(rows[0].created_at, 'the new session row', c.sessionId),
         ]);
+        // requests left by a process that does not remove them at delete (an earlier version)
+        await db.run('DELETE FROM polestar_requests WHERE session_id = ?', [c.sessionId]);
         return check.leaseOf(c.sessionId, c.owner, 1, c.incarnation);
       });
     });
@@ -188,13 +215,9 @@ export class SqlSessionStore implements SessionStore {
   release(lease: store.Lease): Promise<boolean> {
     return this.#op('release', async () => {
       const l = check.checkLease(lease);
-      return this.#write('release', async (db) => {
-        const { rows } = await db.run(
-          'UPDATE polestar_sessions SET lease_owner = NULL, lease_expires_at = NULL, lease_incarnation = NULL WHERE session_id = ? AND lease_owner = ? AND lease_epoch = ? RETURNING lease_epoch',
-          fenceParams(l),
-        );
-        return rows.length > 0;
-      });
+      const released = await this.#write('release', (db) => releaseIn(db, this.#driver.dialect, l));
+      if (released) this.#wake({ kind: 'release', sessionId: l.sessionId });
+      return released;
     });
   }
 
@@ -472,8 +495,55 @@ export class SqlSessionStore implements SessionStore {
       const id = check.checkName(sessionId, 'sessionId');
       const d = check.checkDelete(options);
       const mine = d.lease !== undefined && d.lease.sessionId === id ? d.lease : undefined;
-      return this.#write('delete', (db) => deleteIn(db, id, d.force, mine));
+      const deleted = await this.#write('delete', (db) => deleteIn(db, this.#driver.dialect, id, d.force, mine));
+      if (deleted) this.#wake({ kind: 'release', sessionId: id });
+      return deleted;
     });
+  }
+
+  // ---- routing: handoff and cancel requests, wake-ups -----------------------------------
+
+  /** {@inheritDoc SessionStore.requestHandoff} */
+  requestHandoff(sessionId: string, request: { readonly owner: string; readonly until: Date }): Promise<boolean> {
+    return this.#op('requestHandoff', async () => {
+      const h = check.checkHandoffRequest(sessionId, request);
+      const holder = await this.#write('requestHandoff', (db) => requestHandoffIn(db, this.#driver.dialect, h));
+      if (holder !== undefined) this.#wake({ kind: 'handoff', sessionId: h.sessionId, owner: holder });
+      return holder !== undefined;
+    });
+  }
+
+  /** {@inheritDoc SessionStore.requestCancel} */
+  requestCancel(sessionId: string, reason: string): Promise<store.TurnAttempt | undefined> {
+    return this.#op('requestCancel', async () => {
+      const c = check.checkCancelRequest(sessionId, reason);
+      const done = await this.#write('requestCancel', (db) => requestCancelIn(db, this.#driver.dialect, c.sessionId, c.reason));
+      if (done === undefined) return undefined;
+      if (done.holder !== null) this.#wake({ kind: 'cancel', sessionId: c.sessionId, owner: done.holder });
+      return { turn: done.turn, attempt: done.attempt };
+    });
+  }
+
+  /** {@inheritDoc SessionStore.requests} */
+  requests(owner: string): Promise<readonly store.HolderRequest[]> {
+    return this.#op('requests', async () => {
+      const o = check.checkName(owner, 'owner');
+      return this.#read('requests', (db) => requestsIn(db, o));
+    });
+  }
+
+  /** {@inheritDoc SessionStore.watch} */
+  watch(onWake: (wake: store.StoreWake) => void, onError?: (err: Error) => void): store.StoreWatch {
+    check.checkWatch(onWake, onError);
+    if (this.#closed) return this.#hub.subscribe(onWake, onError, fail.storeClosed('store.watch()'));
+    const sub = this.#hub.subscribe(onWake, onError);
+    this.#source?.start();
+    return sub;
+  }
+
+  /** Delivers a wake-up of this store object to its own watchers, unless its source brings it back (PostgreSQL LISTEN). */
+  #wake(wake: store.StoreWake): void {
+    if (this.#source === undefined || this.#source.local) this.#hub.emit(wake);
   }
 
   events(sessionId: string, query?: store.EventsQuery): AsyncIterable<store.StoredSessionEvent> {
@@ -507,7 +577,9 @@ export class SqlSessionStore implements SessionStore {
     if (this.#closing === undefined) {
       this.#closed = true;
       this.#closing = (async () => {
+        this.#hub.closeAll();
         await Promise.allSettled([...this.#inflight]);
+        await this.#source?.close().catch(() => undefined);
         await this.#driver.close();
       })();
     }

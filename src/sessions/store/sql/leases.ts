@@ -5,7 +5,8 @@
 import { ROW_FORMAT, leaseOf, newerRow } from '../input.js';
 import { busyLease, notFound } from '../failures.js';
 import type { Lease } from '../contract.js';
-import type { SqlConn } from './driver.js';
+import type { SqlConn, SqlDialect } from './driver.js';
+import { notifyIn } from './requests.js';
 import { int, liveHolder } from './rows.js';
 
 /** What {@link acquireIn} takes: the checked input of `acquire`. */
@@ -16,7 +17,11 @@ export interface CheckedAcquire {
   readonly ttlMs: number;
 }
 
-/** Takes the lease of `a.sessionId` in the write transaction `db`, or throws why not (`SESSION_BUSY`, `SESSION_NOT_FOUND`…). */
+/**
+ * Takes the lease of `a.sessionId` in the write transaction `db`, or throws why not
+ * (`SESSION_BUSY`, `SESSION_NOT_FOUND`…). A handoff request addressed to the lease it
+ * replaces is removed.
+ */
 export async function acquireIn(db: SqlConn, a: CheckedAcquire): Promise<Lease> {
   const where = `polestar_sessions row of session "${a.sessionId}"`;
   // On PostgreSQL (READ COMMITTED) an acquire that waited for another one's row lock
@@ -32,7 +37,10 @@ export async function acquireIn(db: SqlConn, a: CheckedAcquire): Promise<Lease> 
        RETURNING lease_epoch`,
       [a.owner, a.ttlMs, a.ttlMs, incarnation, a.sessionId, ROW_FORMAT, a.owner, incarnation],
     );
-    if (rows.length > 0) return leaseOf(a.sessionId, a.owner, int(rows[0].lease_epoch, where, a.sessionId), a.incarnation);
+    if (rows.length > 0) {
+      await db.run("DELETE FROM polestar_requests WHERE session_id = ? AND kind = 'handoff'", [a.sessionId]);
+      return leaseOf(a.sessionId, a.owner, int(rows[0].lease_epoch, where, a.sessionId), a.incarnation);
+    }
     const found = await db.run('SELECT format, lease_owner, lease_epoch, lease_expires_at, lease_incarnation, {now} AS now FROM polestar_sessions WHERE session_id = ?', [
       a.sessionId,
     ]);
@@ -48,10 +56,11 @@ export async function acquireIn(db: SqlConn, a: CheckedAcquire): Promise<Lease> 
 }
 
 /**
- * Deletes session `id` with its rows in the write transaction `db`: false when there is no
- * such session, `SESSION_BUSY` when another lease than `mine` holds it (unless `force`).
+ * Deletes session `id` with its rows (its requests included) in the write transaction `db`,
+ * and wakes its waiters like a release: false when there is no such session, `SESSION_BUSY`
+ * when another lease than `mine` holds it (unless `force`).
  */
-export async function deleteIn(db: SqlConn, id: string, force: boolean, mine: Lease | undefined): Promise<boolean> {
+export async function deleteIn(db: SqlConn, dialect: SqlDialect, id: string, force: boolean, mine: Lease | undefined): Promise<boolean> {
   const w = `polestar_sessions row of session "${id}"`;
   for (;;) {
     const { rows } = await db.run(
@@ -68,8 +77,9 @@ export async function deleteIn(db: SqlConn, id: string, force: boolean, mine: Le
     // freed between the two statements (see acquire): try again
     if (holder !== undefined) throw busyLease(id, holder);
   }
-  for (const table of ['polestar_events', 'polestar_attempts', 'polestar_checkpoints', 'polestar_rollbacks']) {
+  for (const table of ['polestar_events', 'polestar_attempts', 'polestar_checkpoints', 'polestar_rollbacks', 'polestar_requests']) {
     await db.run(`DELETE FROM ${table} WHERE session_id = ?`, [id]);
   }
+  await notifyIn(db, dialect, { kind: 'release', sessionId: id });
   return true;
 }

@@ -6,23 +6,42 @@
  * clock, and every write is fenced by the lease's epoch.
  */
 import { SessionError } from '../../errors.js';
-import { checkInt, checkName, checkObject } from '../input.js';
-import { SqlSessionStore } from './base.js';
+import { checkInt, checkName, checkObject, checkPollMs } from '../input.js';
+import { SqlSessionStore, WAKE_SOURCE } from './base.js';
 import { PgDriver, ignore, type Listenable, type OwnedPool, type PgPoolLike } from './pg-driver.js';
+import { PgListener, polledSource } from './pg-listen.js';
+import type { WakeSource } from './wakes.js';
 import type { SessionStore } from '../contract.js';
+
+/** How a {@link PostgresSessionStore} hears about releases, handoff requests and cancels of other processes. */
+export interface PostgresWakeOptions {
+  /**
+   * A connection string for one direct, unpooled connection on which the store `LISTEN`s for
+   * wake-ups (a release wakes a waiter of another process within about 100 ms). Default: the
+   * `connectionString`, when one is given. Point it past PgBouncer in transaction mode, which
+   * does not keep `LISTEN`. Without one (a `pool` and no `listen`), wake-ups are polled every
+   * `pollMs`, and the store logs that once (a `PolestarWarning`, code `POLESTAR_WAKEUPS_POLLED`).
+   */
+  readonly listen?: string;
+  /**
+   * How often wake-ups are polled when they can not be listened for, in milliseconds (a
+   * finite number >= 1, default 250).
+   */
+  readonly pollMs?: number;
+}
 
 /** Options of {@link PostgresSessionStore}: a pool of yours, or a connection string. */
 export type PostgresSessionStoreOptions =
-  | {
+  | (PostgresWakeOptions & {
       /** Your pool. The store never ends it: `store.close()` leaves it open. */
       readonly pool: PgPoolLike;
-    }
-  | {
+    })
+  | (PostgresWakeOptions & {
       /** A PostgreSQL URL (`postgres://user@host:5432/db`); the store makes a `pg.Pool` and ends it on `close()`. */
       readonly connectionString: string;
       /** Size of that pool (default 10). */
       readonly max?: number;
-    };
+    });
 
 /**
  * A {@link SessionStore} in a PostgreSQL database, shared by any number of processes on
@@ -33,14 +52,24 @@ export type PostgresSessionStoreOptions =
  * behind PgBouncer in transaction mode. The tables (`polestar_*`, in the connection's
  * `search_path`) are created or migrated on first use under an advisory transaction lock;
  * a schema or rows written by a newer polestar-di are refused with `UNSUPPORTED_FORMAT`.
+ *
+ * Releases, handoff requests and cancels wake the other processes through `LISTEN`/`NOTIFY`
+ * (the notification is sent in the transaction of the write, so only a committed one wakes
+ * anyone; commits never notify), on one dedicated connection per store object, opened by the
+ * first `watch()` and closed by `close()`; see {@link PostgresWakeOptions}.
  */
 export class PostgresSessionStore extends SqlSessionStore implements SessionStore {
   /**
-   * @param options - `{ pool }` or `{ connectionString, max? }`.
+   * @param options - `{ pool }` or `{ connectionString, max? }`, with `listen?` and `pollMs?`.
    * @throws TypeError when the options are not one of those shapes.
    */
   constructor(options: PostgresSessionStoreOptions) {
-    super(pgDriverOf(options));
+    const driver = pgDriverOf(options);
+    const o = options as PostgresWakeOptions & { connectionString?: string };
+    const listen = o.listen === undefined ? (typeof o.connectionString === 'string' ? o.connectionString : undefined) : checkName(o.listen, 'options.listen');
+    const pollMs = checkPollMs(o.pollMs, 'options.pollMs');
+    const source = (hub: ConstructorParameters<typeof PgListener>[2]): WakeSource => (listen === undefined ? polledSource() : new PgListener(listen, redact(listen), hub));
+    super(driver, { pollMs, [WAKE_SOURCE]: source });
   }
 }
 

@@ -98,6 +98,44 @@ function v2(): string[] {
   return ['ALTER TABLE polestar_sessions ADD COLUMN lease_incarnation text', 'ALTER TABLE polestar_attempts ADD COLUMN turn_key text'];
 }
 
+/**
+ * The handoff and cancel requests (one of each kind per session at most), read by the lease
+ * holder: created when missing, without raising the schema version, so a process of the
+ * previous version keeps working on the same database (it never reads them: it never hands a
+ * session off). `holder` and `epoch` name the lease a request was addressed to (a handoff:
+ * the live lease asked; a cancel: the lease owner when it was recorded and the epoch that
+ * began the attempt), so a request left behind by a process that does not clean them up
+ * never applies to a later lease.
+ */
+function requestsTable(dialect: SqlDialect): string {
+  const id = dialect === 'postgres' ? 'text COLLATE "C" NOT NULL' : 'text NOT NULL';
+  return `CREATE TABLE IF NOT EXISTS polestar_requests (
+    session_id ${id},
+    kind text NOT NULL,
+    holder text,
+    epoch bigint,
+    requester text,
+    until_at bigint,
+    turn integer,
+    attempt integer,
+    reason text,
+    at bigint NOT NULL,
+    PRIMARY KEY (session_id, kind)
+  )`;
+}
+
+/** Creates the requests table when it is missing (looked up first: a role that may not create tables works on a database that has it). */
+async function ensureRequestsTable(c: SqlConn, dialect: SqlDialect): Promise<void> {
+  const { rows } = await c.run(
+    dialect === 'postgres'
+      ? "SELECT to_regclass('polestar_requests') IS NOT NULL AS present"
+      : "SELECT COUNT(*) AS present FROM sqlite_master WHERE type = 'table' AND name = 'polestar_requests'",
+  );
+  const present = rows[0]?.present;
+  if (present === true || present === 1 || present === '1' || present === 1n) return;
+  await c.run(requestsTable(dialect));
+}
+
 /** @internal Migrations by the version they lead to. */
 const migrations: Record<number, (dialect: SqlDialect) => string[]> = { 1: v1, 2: v2 };
 
@@ -122,10 +160,12 @@ export async function migrate(c: SqlConn, dialect: SqlDialect, label: string): P
       `unsupported format: the session tables of ${label} are at schema ${current}, written by a newer polestar-di; this version knows schema ${SCHEMA_VERSION} at most. Upgrade polestar-di in this process (nothing was written).`,
     );
   }
-  if (current === SCHEMA_VERSION) return;
-  for (let v = current + 1; v <= SCHEMA_VERSION; v++) {
-    for (const statement of migrations[v](dialect)) await c.run(statement);
+  if (current < SCHEMA_VERSION) {
+    for (let v = current + 1; v <= SCHEMA_VERSION; v++) {
+      for (const statement of migrations[v](dialect)) await c.run(statement);
+    }
+    if (current === 0) await c.run("INSERT INTO polestar_meta (key, value) VALUES ('schema', ?)", [String(SCHEMA_VERSION)]);
+    else await c.run("UPDATE polestar_meta SET value = ? WHERE key = 'schema'", [String(SCHEMA_VERSION)]);
   }
-  if (current === 0) await c.run("INSERT INTO polestar_meta (key, value) VALUES ('schema', ?)", [String(SCHEMA_VERSION)]);
-  else await c.run("UPDATE polestar_meta SET value = ? WHERE key = 'schema'", [String(SCHEMA_VERSION)]);
+  await ensureRequestsTable(c, dialect);
 }

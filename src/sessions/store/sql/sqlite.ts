@@ -11,7 +11,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createClient, type Client, type InValue, type Transaction } from '@libsql/client';
 import { SessionError } from '../../errors.js';
-import { checkInt, checkName, checkObject } from '../input.js';
+import { checkInt, checkName, checkObject, checkPollMs } from '../input.js';
 import type { StoreBounds } from '../store-bound.js';
 import { SqlSessionStore } from './base.js';
 import type { SqlConn, SqlDriver } from './driver.js';
@@ -27,6 +27,13 @@ export interface SqliteSessionStoreOptions {
    * loop keeps running.
    */
   readonly busyTimeoutMs?: number;
+  /**
+   * How often the sessions plugin polls for releases, handoff requests and cancels of other
+   * processes on the file, in milliseconds (a finite number >= 1, default 250): SQLite can
+   * not notify another process, so `watch()` is in `'poll'` mode (wake-ups of this store
+   * object itself are delivered in-process).
+   */
+  readonly pollMs?: number;
 }
 
 /** Default of {@link SqliteSessionStoreOptions.busyTimeoutMs}. */
@@ -49,7 +56,7 @@ export class SqliteSessionStore extends SqlSessionStore implements SessionStore 
   readonly path: string;
   readonly #driver: LibsqlDriver;
 
-  /** @param options - `path` of the file, `busyTimeoutMs`. */
+  /** @param options - `path` of the file, `busyTimeoutMs`, `pollMs`. */
   constructor(options: SqliteSessionStoreOptions) {
     const o = checkObject<SqliteSessionStoreOptions>(options, 'new SqliteSessionStore(options)', false);
     const path = checkName(o.path, 'options.path');
@@ -57,8 +64,9 @@ export class SqliteSessionStore extends SqlSessionStore implements SessionStore 
       throw new TypeError(`options.path must be a filesystem path, got ${JSON.stringify(path)}; use MemorySessionStore for a store in memory.`);
     }
     const busy = o.busyTimeoutMs === undefined ? DEFAULT_SQLITE_BUSY_TIMEOUT_MS : checkInt(o.busyTimeoutMs, 'options.busyTimeoutMs', 0, 2 ** 31 - 1);
+    const pollMs = checkPollMs(o.pollMs, 'options.pollMs');
     const driver = new LibsqlDriver(resolve(path), busy);
-    super(driver);
+    super(driver, { pollMs });
     this.path = driver.path;
     this.#driver = driver;
   }

@@ -4,6 +4,7 @@
  * fresh `Scratchpad`, disposed when the turn ends).
  */
 import { SystemContext } from '../context/system-context.js';
+import { ContextDisposedError } from '../context/errors.js';
 import { describeValue, errorText } from '../context/token.js';
 import { Agent } from '../agents/agent.js';
 import { ConversationHistory } from './conversation-history.js';
@@ -87,12 +88,19 @@ export class Session implements AsyncDisposable {
 
   /**
    * @internal The turn itself (a durable turn runs its own inside, untraced: `traced` is
-   * the durable turn's `polestar:turn` context object, given to the body wrapper).
+   * the durable turn's `polestar:turn` context object, given to the body wrapper;
+   * `onContext` is handed the turn context before `fn` runs, so the durable turn can abort
+   * it with {@link abortTurnContext}).
    */
-  async _turn<R>(fn: (turnCtx: SystemContext, session: Session) => R | Promise<R>, traced: object | undefined): Promise<Awaited<R>> {
+  async _turn<R>(
+    fn: (turnCtx: SystemContext, session: Session) => R | Promise<R>,
+    traced: object | undefined,
+    onContext?: (turnCtx: SystemContext) => void,
+  ): Promise<Awaited<R>> {
     const turnCtx = this.ctx.child();
     turnCtx.insert(new Scratchpad());
     this.#turns++;
+    onContext?.(turnCtx);
     let result: Awaited<R>;
     try {
       // an instrumentation's wrapper (only while one is installed, for a traced turn)
@@ -114,6 +122,27 @@ export class Session implements AsyncDisposable {
   [Symbol.asyncDispose](): Promise<void> {
     return this.dispose();
   }
+}
+
+/**
+ * @internal Aborts a turn: starts the disposal of `turnCtx`, whose `signal` aborts with a
+ * `ContextDisposedError` whose `cause` is `cause` (every tool execution and system run
+ * tracked in it is aborted and awaited by the disposal, as for any disposed context).
+ * Does nothing to a context whose disposal already started.
+ */
+export function abortTurnContext(turnCtx: SystemContext, cause: unknown): void {
+  if (turnCtx._disposalStarted()) return;
+  const reason = new ContextDisposedError(
+    'signal',
+    turnCtx.describe(),
+    `the turn was aborted (${errorText(cause)}): work running in its ${turnCtx.describe()} or below it was aborted.`,
+  );
+  Object.defineProperty(reason, 'cause', { value: cause, writable: true, configurable: true, enumerable: false });
+  // Aborted before the disposal's own abort pass, which then finds the signal aborted
+  // already: the turn context's signal carries this reason, not the generic one.
+  const x = turnCtx._x();
+  (x.ac ??= new AbortController()).abort(reason);
+  void turnCtx.dispose().catch(() => undefined);
 }
 
 /**

@@ -34,6 +34,9 @@ import { branded } from '../util/brand.js';
  *   that is committed already (among the last `keepCheckpoints` turns; `turn` says which):
  *   `fn` did not run and nothing changed. The retried message was applied; do not send it
  *   again.
+ * - `TURN_CANCELLED`: the turn in flight was cancelled (`sessions.cancel(sessionId, reason)`,
+ *   from this process or another): its attempt was aborted and not committed; `reason` says
+ *   why.
  */
 export type SessionErrorCode =
   | 'SESSION_BUSY'
@@ -51,7 +54,8 @@ export type SessionErrorCode =
   | 'STORE_LOCKED'
   | 'STORE_ERROR'
   | 'COMMIT_UNKNOWN'
-  | 'TURN_ALREADY_COMMITTED';
+  | 'TURN_ALREADY_COMMITTED'
+  | 'TURN_CANCELLED';
 
 /** Every {@link SessionErrorCode}, in the order its documentation lists them. */
 export const SESSION_ERROR_CODES: readonly SessionErrorCode[] = Object.freeze([
@@ -71,6 +75,7 @@ export const SESSION_ERROR_CODES: readonly SessionErrorCode[] = Object.freeze([
   'STORE_ERROR',
   'COMMIT_UNKNOWN',
   'TURN_ALREADY_COMMITTED',
+  'TURN_CANCELLED',
 ] as const);
 
 /** Who holds a lease, as a `SESSION_BUSY` error reports it. */
@@ -95,6 +100,12 @@ export interface SessionErrorOptions {
   readonly turn?: number;
   /** For `COMMIT_UNKNOWN`: the attempt of that turn. */
   readonly attempt?: number;
+  /**
+   * For `TURN_CANCELLED`: the reason given to the cancel; for `SESSION_CLOSED` of a session
+   * that closed by itself: `'handoff'` (another process asked for it) or `'idle'`
+   * (`idleCloseMs` passed without a turn).
+   */
+  readonly reason?: string;
 }
 
 /**
@@ -119,11 +130,16 @@ export class SessionError extends Error {
   readonly turn: number | undefined;
   /** For `COMMIT_UNKNOWN`: the attempt of that turn. */
   readonly attempt: number | undefined;
+  /**
+   * For `TURN_CANCELLED`: the reason given to the cancel; for `SESSION_CLOSED` of a session
+   * that closed by itself: `'handoff'` or `'idle'`. `undefined` otherwise.
+   */
+  readonly reason: string | undefined;
 
   /**
    * @param code - what went wrong.
    * @param message - the full message (name the session and the fix).
-   * @param options - `sessionId`, `cause`, `holder`, `turn`, `attempt`.
+   * @param options - `sessionId`, `cause`, `holder`, `turn`, `attempt`, `reason`.
    */
   constructor(code: SessionErrorCode, message: string, options: SessionErrorOptions = {}) {
     super(message, 'cause' in options ? { cause: options.cause } : undefined);
@@ -132,6 +148,7 @@ export class SessionError extends Error {
     this.holder = options.holder;
     this.turn = options.turn;
     this.attempt = options.attempt;
+    this.reason = options.reason;
   }
 }
 

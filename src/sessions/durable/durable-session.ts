@@ -17,13 +17,15 @@ import type { JsonValue } from '../../util/lossless-json.js';
 import type { InterruptedTurn, LiveRuntime } from '../runtime.js';
 import type { Lease } from '../store/contract.js';
 import { closeSession } from './close.js';
+import { requestHandoff } from './handoff.js';
 import { beforeSetup, prepare } from './open.js';
 import { resolvePendingCommit } from './pending.js';
-import { listCheckpoints, pinCheckpoint, rollbackTo, type SessionCheckpoint } from './rollback.js';
-import { DurableState, type OpenSnapshot } from './state.js';
+import { listCheckpoints, pinCheckpoint, rollbackTo, type SessionCheckpoint, type TurnSlotOptions } from './rollback.js';
+import { DurableState, type ClosedBy, type OpenSnapshot } from './state.js';
+import { SessionError } from '../errors.js';
 import { turnOf, type DurableTurnOptions, type TurnFn } from './turn.js';
 
-export type { SessionCheckpoint } from './rollback.js';
+export type { SessionCheckpoint, TurnSlotOptions } from './rollback.js';
 export type { OpenSnapshot, SessionEventName } from './state.js';
 export type { DurableTurnOptions, TurnFn } from './turn.js';
 
@@ -33,8 +35,9 @@ export type { DurableTurnOptions, TurnFn } from './turn.js';
  * Made by `ctx.get(Sessions).create(...)` / `.resume(...)`; owned by that `ctx`.
  *
  * - `turn(fn)` runs `fn(turnCtx, session)` (one turn at a time: a second concurrent turn
- *   rejects with `SESSION_BUSY`) and resolves only after the turn was committed: a
- *   resolved turn is durable. If `fn` throws (or a serializer does: `SERIALIZE_FAILED`),
+ *   rejects with `SESSION_BUSY`, or waits in a first-in, first-out queue with
+ *   `{ waitMs }`) and resolves only after the turn was committed: a resolved turn is
+ *   durable. `{ signal }` aborts it. If `fn` throws (or a serializer does: `SERIALIZE_FAILED`),
  *   an aborted record is written and the history and persisted locals in memory go back
  *   to the last committed turn: in place for a local whose serializer has `restore`
  *   (so a reference captured in `setup` stays the persisted one), replaced otherwise
@@ -107,6 +110,11 @@ export class DurableSession implements AsyncDisposable {
     return this.#s.isDisposed;
   }
 
+  /** `'created'` when this open made the session, `'resumed'` when it was stored already. */
+  get opened(): 'created' | 'resumed' {
+    return this.#s.mode === 'create' ? 'created' : 'resumed';
+  }
+
   /** @internal Published: `sessions.get(id)` returns it. */
   get _published(): boolean {
     return this.#s.published;
@@ -115,6 +123,59 @@ export class DurableSession implements AsyncDisposable {
   /** @internal The current lease (for `runOneshot`'s delete and tests). */
   get _lease(): Lease | undefined {
     return this.#s.lease;
+  }
+
+  /** @internal Why the session closed: `close()`, a handoff request, or `idleCloseMs`; `undefined` while open, or when it was disposed otherwise. */
+  get _closedBy(): ClosedBy | undefined {
+    return this.#s.closedBy;
+  }
+
+  /** @internal True from the start of its close (by `close()`, a handoff, `idleCloseMs`, or a disposal) until it has ended. */
+  get _closing(): boolean {
+    const s = this.#s;
+    return !s.ended && (s.closing !== undefined || s.state === 'disposed' || s.tornDown);
+  }
+
+  /** @internal Settles (never rejects) once the session is disposed, its lease given up and its id free in the registry. */
+  _whenEnded(): Promise<void> {
+    return this.#s.whenEnded;
+  }
+
+  /** @internal The begun attempt of the turn in flight (`undefined` when none, or before its started record was written). */
+  _openAttempt(): { readonly turn: number; readonly attempt: number } | undefined {
+    const s = this.#s;
+    const a = s.busy === 'turn' ? s.current?.attempt : undefined;
+    return a === undefined ? undefined : { turn: a.turn, attempt: a.attempt };
+  }
+
+  /**
+   * @internal Cancels the turn in flight (with `attempt`, only if it is exactly that begun
+   * attempt), as its abort signal would: it rejects with `TURN_CANCELLED` carrying `reason`.
+   * True when delivered (also to a turn whose `fn` had returned: that one commits); false
+   * when no turn (or not that attempt) is in flight.
+   */
+  _cancel(reason: string, attempt?: { readonly turn: number; readonly attempt: number }): boolean {
+    const s = this.#s;
+    const c = s.busy === 'turn' ? s.current : undefined;
+    if (c === undefined || c.phase !== 'running') return false;
+    const open = c.attempt;
+    if (attempt !== undefined && (open === undefined || open.turn !== attempt.turn || open.attempt !== attempt.attempt)) return false;
+    const turn = open?.turn ?? s.committedTurn + 1;
+    const error = new SessionError(
+      'TURN_CANCELLED',
+      `turn ${turn} of session "${this.id}" was cancelled (${reason}): its attempt was aborted and not committed; the history and locals are back at turn ${s.committedTurn}.`,
+      { sessionId: this.id, reason, turn, ...(open !== undefined ? { attempt: open.attempt } : {}) },
+    );
+    return c.abort(error);
+  }
+
+  /**
+   * @internal A handoff request from a process waiting for this session, with its deadline
+   * (`Date.now()`-based): closes the session now, or once it is no longer pinned; ignored
+   * with the policy `'never'` or once the deadline passed.
+   */
+  _requestHandoff(until: number): void {
+    requestHandoff(this.#s, until);
   }
 
   /** @internal When the lease expires as this process knows it (ms since the epoch); `undefined` without a kept lease (for `inspect`). */
@@ -128,9 +189,13 @@ export class DurableSession implements AsyncDisposable {
    * Runs one durable turn: writes a fenced *started* record, runs `fn(turnCtx, session)`
    * in a child of the session context holding a fresh `Scratchpad` and this turn's
    * {@link TurnLog}, then commits the turn in one transaction and resolves to what `fn`
-   * returned. Rejects with `SESSION_BUSY` while another turn (or a rollback) runs,
-   * `SESSION_CLOSED` after `close()`/`dispose()`, `LEASE_LOST` once the lease was lost,
-   * `fn`'s own error when it threw, `SERIALIZE_FAILED` when a serializer failed.
+   * returned. Rejects with `SESSION_BUSY` while another turn (or a rollback or checkpoint)
+   * runs or waits, unless `options.waitMs` lets it queue (turns then run in call order);
+   * `SESSION_CLOSED` after `close()`/`dispose()` (naming the reason when the session closed
+   * by itself: a handoff to another process, or `idleCloseMs`), `LEASE_LOST` once the lease
+   * was lost, `fn`'s own error when it threw, `SERIALIZE_FAILED` when a serializer failed,
+   * `options.signal`'s reason when it aborted the turn before `fn` returned, and
+   * `TURN_CANCELLED` when `sessions.cancel()` did.
    *
    * Faults of the store: when the started record can not be written, the turn rejects
    * with `STORE_ERROR` without running `fn` (the next turn supersedes the attempt). When the
@@ -176,10 +241,11 @@ export class DurableSession implements AsyncDisposable {
 
   /**
    * Pins the last committed turn's checkpoint (kept regardless of `keepCheckpoints`), with
-   * `label` if given, and resolves to its turn number.
+   * `label` if given, and resolves to its turn number. It takes the turn slot: while a turn
+   * runs it rejects with `SESSION_BUSY`, unless `options.waitMs` lets it wait in the queue.
    */
-  checkpoint(label?: string): Promise<number> {
-    return pinCheckpoint(this.#s, label);
+  checkpoint(label?: string, options?: TurnSlotOptions): Promise<number> {
+    return pinCheckpoint(this.#s, label, options);
   }
 
   /** The kept checkpoints, by turn: checkpoint 0, the last `keepCheckpoints` turns' and the pinned ones. */
@@ -198,15 +264,17 @@ export class DurableSession implements AsyncDisposable {
    * restored in place; any other is replaced (re-read it from the context afterwards).
    * When the store's answer is lost (a timeout, a dropped connection), the rollback may or
    * may not have been applied: the session is disposed and this rejects with `STORE_ERROR`;
-   * resume the session to continue from what the store holds.
+   * resume the session to continue from what the store holds. It takes the turn slot:
+   * `options.waitMs` lets it wait in the queue behind the turns called before it.
    */
-  rollback(turn: number): Promise<void> {
-    return rollbackTo(this.#s, turn);
+  rollback(turn: number, options?: TurnSlotOptions): Promise<void> {
+    return rollbackTo(this.#s, turn, options);
   }
 
   /**
-   * Closes the session: no new turns (`SESSION_CLOSED`); waits for the turn in flight for
-   * at most the server's `disposeTimeoutMs`; then disposes (releasing the lease).
+   * Closes the session: no new turns (`SESSION_CLOSED`), and the turns waiting in the queue
+   * reject with `SESSION_CLOSED`; waits for the turn in flight for at most the server's
+   * `disposeTimeoutMs`; then disposes (releasing the lease).
    * Memoized. Do not await it from inside one of the session's turns (start it with `void`).
    */
   close(): Promise<void> {

@@ -13,6 +13,7 @@ import { SessionError, isSessionError } from '../errors.js';
 import { deserializeLocals, insertLocals, restoreInPlace, serializeLocals } from '../serializers.js';
 import type { LoadedSession } from '../store/contract.js';
 import { installTeardown } from './close.js';
+import { opened } from './idle.js';
 import { adoptLease } from './lease.js';
 import { eventRecord, replayHistory } from './replay.js';
 import { EMPTY, type DurableState } from './state.js';
@@ -163,6 +164,7 @@ export async function prepare(s: DurableState): Promise<void> {
   if (s.tornDown) return;
   s.state = 'open';
   s.published = true;
+  opened(s);
   const errors = await s.emit(s.mode === 'create' ? 'session/created' : 'session/resumed');
   if (errors.length > 0) {
     throw errors.length === 1 ? errors[0] : new AggregateError(errors, `${errors.length} listeners of session events failed for session "${s.id}"`);

@@ -9,22 +9,91 @@ import { bounded, outcomeUnknown, storeTimeoutError } from '../store/bounded-cal
 import { SessionError, isSessionError } from '../errors.js';
 import type { AttemptStatus, Lease, NewSessionEvent, TurnAttempt } from '../store/contract.js';
 import { endLost, storeFailure } from './lease.js';
+import type { TurnAbort } from './abort.js';
+import { slotFreed } from './idle.js';
+import type { SlotWaiter } from './queue.js';
 import { restoreCommitted } from './restore.js';
-import { MAYBE_OPEN, SETTLED, noop, type DurableState, type Found, type Ledger, type PendingCommit } from './state.js';
+import { MAYBE_OPEN, SETTLED, noop, type DurableState, type Found, type Ledger, type PendingCommit, type SlotKind } from './state.js';
+
+/** @internal How a call takes the turn slot. */
+export interface ExclusiveOptions {
+  /** The call, for messages (`turn()`, `rollback()`, `checkpoint()`). */
+  readonly what: string;
+  /** How long it may wait in the queue (0: `SESSION_BUSY` at once when the slot is taken). */
+  readonly waitMs: number;
+  /** A turn's abort state: it leaves the queue on an abort, and is `current` while it holds the slot. */
+  readonly control?: TurnAbort | undefined;
+  /** False for a call that runs without settling the ledger first (a checkpoint). */
+  readonly settle?: boolean;
+}
 
 /**
- * @internal Runs `run` as the session's one turn or rollback (`busy` meanwhile, drained
- * by `close()`), after settling the ledger when it is not settled.
+ * @internal Runs `run` as the holder of the session's turn slot (`busy` meanwhile, drained
+ * by `close()`), after settling the ledger when it is not settled. A free slot is taken at
+ * once (synchronously); a taken one is `SESSION_BUSY` without `waitMs`, else the call
+ * queues (first in, first out) for at most `waitMs`. When the slot is given up, the next
+ * queued call gets it, or, with none, the session counts as idle from then on.
  */
-export function runExclusive<T>(s: DurableState, kind: 'turn' | 'rollback', run: () => Promise<T>): Promise<T> {
-  s.busy = kind;
-  const p = s.ledger.kind === 'settled' ? run() : settleLedger(s, kind).then(run);
-  const done = p.then(noop, noop);
-  s.busyDone = done;
-  return p.finally(() => {
-    s.busy = undefined;
-    s.busyDone = undefined;
+export function runExclusive<T>(s: DurableState, kind: SlotKind, run: () => Promise<T>, options: ExclusiveOptions): Promise<T> {
+  const ctl = options.control;
+  const go = (): Promise<T> => {
+    s.busy = kind;
+    s.current = ctl;
+    if (ctl !== undefined) ctl.phase = 'running';
+    let p: Promise<T>;
+    try {
+      p = options.settle === false || s.ledger.kind === 'settled' ? run() : settleLedger(s, kind === 'rollback' ? 'rollback' : 'turn').then(run);
+    } catch (err) {
+      p = Promise.reject(err);
+    }
+    const done = p.then(noop, noop);
+    s.busyDone = done;
+    return p.finally(() => {
+      s.busy = undefined;
+      s.busyDone = undefined;
+      s.current = undefined;
+      ctl?.done();
+      s.queue.release();
+      if (!s.queue.busy) slotFreed(s, kind);
+    });
+  };
+  if (s.queue.tryTake(s)) return go();
+  if (options.waitMs <= 0) {
+    ctl?.done();
+    return Promise.reject(s.refuseBusy(options.what));
+  }
+  return new Promise<T>((resolve, reject) => {
+    const w: SlotWaiter<DurableState> = {
+      holder: s,
+      what: options.what,
+      start: () => {
+        const refused = s.refuse(options.what);
+        if (refused !== undefined) {
+          ctl?.done();
+          reject(refused);
+          s.queue.release();
+          return;
+        }
+        go().then(resolve, reject);
+      },
+      fail: (err) => {
+        ctl?.done();
+        reject(err);
+      },
+    };
+    if (ctl !== undefined) ctl.leaveQueue = (reason) => void (s.queue.remove(w) && w.fail(reason));
+    s.queue.enqueue(w, options.waitMs, (waited) => waitedTooLong(s, options.what, waited, options.waitMs));
   });
+}
+
+/** The `SESSION_BUSY` of a call whose `waitMs` passed in the queue. */
+function waitedTooLong(s: DurableState, what: string, waited: number, waitMs: number): SessionError {
+  return new SessionError(
+    'SESSION_BUSY',
+    `durableSession.${what} on session "${s.id}": waited ${waited} ms (waitMs: ${waitMs}) for ${s.holding()}, which is still running` +
+      `${s.queue.length > 0 ? ` (${s.queue.length} more queued)` : ''}; it left the queue. Retry later, or pass a larger waitMs.`,
+    { sessionId: s.id },
+  );
 }
 
 /**

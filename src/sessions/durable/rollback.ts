@@ -13,6 +13,7 @@ import { storeFailure } from './lease.js';
 import { runExclusive } from './pending.js';
 import { replayHistory } from './replay.js';
 import { noop, type DurableState } from './state.js';
+import { checkMs } from '../../util/check-ms.js';
 
 /** A kept checkpoint of a durable session. */
 export interface SessionCheckpoint {
@@ -32,19 +33,58 @@ interface Undo {
   readonly before: PersistedLocal;
 }
 
-/** @internal `durableSession.checkpoint(label)`: pins the last committed turn's checkpoint. */
-export function pinCheckpoint(s: DurableState, label: string | undefined): Promise<number> {
+/** Options of {@link DurableSession.rollback} and {@link DurableSession.checkpoint}. */
+export interface TurnSlotOptions {
+  /**
+   * How long the call may wait for the turn in flight (or a queued one) instead of rejecting
+   * with `SESSION_BUSY`, in milliseconds (a finite number from 0 to 2^31 - 1; default 0: no
+   * wait). It queues behind the turns called before it and runs in call order.
+   */
+  readonly waitMs?: number;
+}
+
+/** The checked `waitMs` of `options` (read once); a `TypeError` naming the option otherwise. */
+function waitMsOf(s: DurableState, options: unknown, call: string): number {
+  if (options === undefined) return 0;
+  const what = `durableSession.${call} on session "${s.id}"`;
+  if (options === null || typeof options !== 'object' || Array.isArray(options)) {
+    throw new TypeError(`${what}: options must be an object such as { waitMs }, got ${describeValue(options)}.`);
+  }
+  let raw: unknown;
+  try {
+    raw = (options as { waitMs?: unknown }).waitMs;
+  } catch (err) {
+    throw new TypeError(`${what}: options.waitMs could not be read: ${errorText(err)}.`, { cause: err });
+  }
+  return raw === undefined ? 0 : checkMs(raw, `${what}: options.waitMs`);
+}
+
+/** @internal `durableSession.checkpoint(label, options)`: pins the last committed turn's checkpoint, holding the turn slot. */
+export function pinCheckpoint(s: DurableState, label: string | undefined, options?: TurnSlotOptions): Promise<number> {
   if (label !== undefined && (typeof label !== 'string' || label.length === 0)) {
     return Promise.reject(new TypeError(`durableSession.checkpoint(label) on session "${s.id}": label must be a non-empty string, got ${describeValue(label)}.`));
   }
-  const refused = s.refuse('checkpoint()');
+  let waitMs: number;
+  try {
+    waitMs = waitMsOf(s, options, 'checkpoint(label, options)');
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  const refused = s.refuse('checkpoint()') ?? (waitMs > 0 ? undefined : s.refuseBusy('checkpoint()'));
   if (refused !== undefined) return Promise.reject(refused);
-  const turn = s.committedTurn;
-  return s.rt.store.pin(s.lease as Lease, turn, label).then(
-    () => turn,
-    (err: unknown) => {
-      throw storeFailure(s, err);
+  return runExclusive(
+    s,
+    'checkpoint',
+    () => {
+      const turn = s.committedTurn;
+      return s.rt.store.pin(s.lease as Lease, turn, label).then(
+        () => turn,
+        (err: unknown) => {
+          throw storeFailure(s, err);
+        },
+      );
     },
+    { what: 'checkpoint()', waitMs, settle: false },
   );
 }
 
@@ -56,14 +96,20 @@ export async function listCheckpoints(s: DurableState): Promise<readonly Session
   );
 }
 
-/** @internal `durableSession.rollback(turn)`: checks `turn`, then rolls back as the session's one turn or rollback. */
-export function rollbackTo(s: DurableState, turn: number): Promise<void> {
+/** @internal `durableSession.rollback(turn, options)`: checks `turn`, then rolls back holding the turn slot. */
+export function rollbackTo(s: DurableState, turn: number, options?: TurnSlotOptions): Promise<void> {
   if (typeof turn !== 'number' || !Number.isSafeInteger(turn) || turn < 0) {
     return Promise.reject(new TypeError(`durableSession.rollback(turn) on session "${s.id}": turn must be an integer >= 0, got ${describeValue(turn)}.`));
   }
-  const refused = s.refuse('rollback()') ?? s.refuseBusy('rollback()');
+  let waitMs: number;
+  try {
+    waitMs = waitMsOf(s, options, 'rollback(turn, options)');
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  const refused = s.refuse('rollback()') ?? (waitMs > 0 ? undefined : s.refuseBusy('rollback()'));
   if (refused !== undefined) return Promise.reject(refused);
-  return runExclusive(s, 'rollback', () => runRollback(s, turn));
+  return runExclusive(s, 'rollback', () => runRollback(s, turn), { what: 'rollback()', waitMs });
 }
 
 /**

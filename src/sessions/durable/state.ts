@@ -15,7 +15,9 @@ import { SessionError } from '../errors.js';
 import type { InterruptedTurn, LiveRuntime, RegistryEntry } from '../runtime.js';
 import type { LocalHomes, RestoredLocal } from '../serializers.js';
 import type { AttemptStatus, BegunAttempt, CommitInput, Lease, LoadedSession, NewSessionEvent, PersistedLocal } from '../store/contract.js';
+import type { TurnAbort } from './abort.js';
 import type { LeaseKeeper } from './lease-keeper.js';
+import { TurnQueue } from './queue.js';
 import type { TurnState } from './turn-state.js';
 
 /** @internal The names of the events a durable session emits (scoped to its agent). */
@@ -32,7 +34,15 @@ export interface OpenSnapshot {
   readonly agentId: string;
   readonly sessionId: string;
   readonly meta: JsonValue;
+  /** `open({ handoff })`: this session's handoff policy; the plugin's `handoff` when absent. */
+  readonly handoff?: 'idle' | 'never';
 }
+
+/** @internal What holds the turn slot: a turn, a rollback or a checkpoint. */
+export type SlotKind = 'turn' | 'rollback' | 'checkpoint';
+
+/** @internal Why a session closed: `close()` (or `[Symbol.asyncDispose]`), a handoff request, or `idleCloseMs`. */
+export type ClosedBy = 'handoff' | 'idle' | 'close';
 
 /** @internal Where a durable session is in its life. */
 export type State = 'loading' | 'open' | 'closing' | 'disposed';
@@ -132,9 +142,35 @@ export class DurableState {
   sessionRestored: readonly RestoredLocal[] = EMPTY;
   /** The turn in flight, while its function runs. */
   turn: TurnState | undefined;
-  busy: 'turn' | 'rollback' | undefined;
-  /** Settles when the turn or rollback in flight has (what `close()` drains). */
+  /** What holds the turn slot, while something does. */
+  busy: SlotKind | undefined;
+  /** Settles when the turn, rollback or checkpoint in flight has (what `close()` drains). */
   busyDone: Promise<void> | undefined;
+  /** The turn slot and its FIFO queue (one per durable agent: today the session's own). */
+  readonly queue = new TurnQueue<DurableState>();
+  /** The abort state of the turn holding the slot (its signal, `_cancel`). */
+  current: TurnAbort | undefined;
+  /** Why the session closed, once it started closing (`undefined` for a disposal or a lost lease). */
+  closedBy: ClosedBy | undefined;
+  /** This session's handoff policy (`open({ handoff })`, else the plugin's). */
+  readonly handoff: 'idle' | 'never';
+  /** When the session was published (`performance.now()`), for the handoff grace; `undefined` while loading. */
+  openedAt: number | undefined;
+  /** True once a `turn()` settled (the handoff grace is over then). */
+  firstTurnSettled = false;
+  /** The deadline (`Date.now()`-based) of the handoff request remembered while pinned. */
+  handoffUntil: number | undefined;
+  /** The timer that ends the handoff grace while a request is remembered. */
+  graceTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The idle timer (`idleCloseMs`): checks {@link DurableState.lastActive} when it fires. */
+  idleTimer: ReturnType<typeof setTimeout> | undefined;
+  /** When the slot was last given up, or the session published (`performance.now()`). */
+  lastActive = 0;
+  /** True once the session is disposed and its lease given up (what `_whenEnded()` waits for). */
+  ended = false;
+  /** Settles once {@link DurableState.ended}. */
+  readonly whenEnded: Promise<void>;
+  #endedNow: () => void = noop;
   /** A rollback is putting the history back: the observer lets it through. */
   restoring = false;
   /** The memoized `close()`. */
@@ -150,6 +186,16 @@ export class DurableState {
     this.mode = mode;
     this.id = open.sessionId;
     this.meta = open.meta;
+    this.handoff = open.handoff ?? rt.handoff;
+    this.whenEnded = new Promise<void>((resolve) => {
+      this.#endedNow = resolve;
+    });
+  }
+
+  /** Marks the session ended (disposed, its lease given up): `_whenEnded()` settles. Idempotent. */
+  markEnded(): void {
+    this.ended = true;
+    this.#endedNow();
   }
 
   /** The history's hook: it changes only inside a turn, and each change is buffered with the turn. */
@@ -186,7 +232,11 @@ export class DurableState {
   dispose(): Promise<void> {
     if (this.state !== 'disposed') this.state = 'disposed';
     const agent = this.agent;
-    return agent === undefined ? Promise.resolve() : agent._dispose();
+    if (agent === undefined) {
+      this.markEnded();
+      return Promise.resolve();
+    }
+    return agent._dispose();
   }
 
   /** Emits `name` on the agent's event bus; resolves to the listeners' errors. */
@@ -219,6 +269,16 @@ export class DurableState {
         cause: this.lost,
       });
     }
+    const by = this.closedBy;
+    if ((by === 'handoff' || by === 'idle') && (this.state === 'closing' || this.isDisposed)) {
+      const why =
+        by === 'handoff' ? 'closed: another process asked for it (handoff)' : `closed after idleCloseMs (${String(this.rt.idleCloseMs)} ms) without a turn`;
+      return new SessionError(
+        'SESSION_CLOSED',
+        `durableSession.${what} on session "${this.id}": the session ${why}; call sessions.open({ agentId, sessionId: "${this.id}" }) again to continue it.`,
+        { sessionId: this.id, reason: by },
+      );
+    }
     if (this.state === 'closing' || this.isDisposed) {
       return new SessionError(
         'SESSION_CLOSED',
@@ -229,10 +289,38 @@ export class DurableState {
     return undefined;
   }
 
-  /** The `SESSION_BUSY` refusal of `what` while a turn or a rollback runs. */
+  /** Rejects this session's calls waiting for the slot (it is closing or disposed), each with its refusal. */
+  rejectQueued(): void {
+    this.queue.rejectWaiting(
+      (holder) => holder === this,
+      (w) => this.refuse(w.what) ?? new SessionError('SESSION_CLOSED', `durableSession.${w.what} on session "${this.id}": the session is closing.`, { sessionId: this.id }),
+    );
+  }
+
+  /** Clears the session's timers (the idle timer, the handoff grace). */
+  stopTimers(): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+    clearTimeout(this.graceTimer);
+    this.graceTimer = undefined;
+  }
+
+  /** The `SESSION_BUSY` refusal of `what` while the turn slot is held or waited for. */
   refuseBusy(what: string): SessionError | undefined {
-    if (this.busy === undefined) return undefined;
-    const doing = this.busy === 'turn' ? `turn ${this.committedTurn + 1} is running` : 'a rollback is running';
-    return new SessionError('SESSION_BUSY', `durableSession.${what} on session "${this.id}": ${doing}; turns run one at a time, await it first.`, { sessionId: this.id });
+    if (!this.queue.busy) return undefined;
+    const queued = this.queue.length;
+    return new SessionError(
+      'SESSION_BUSY',
+      `durableSession.${what} on session "${this.id}": ${this.holding()} is running${queued > 0 ? ` (and ${queued} more queued)` : ''}; turns run one at a time: await it first, or pass { waitMs } to queue behind it.`,
+      { sessionId: this.id },
+    );
+  }
+
+  /** What holds the turn slot, for messages: `turn 3 of session "s-1"`, `a rollback of session "s-1"`. */
+  holding(): string {
+    const holder = this.queue.holder ?? this;
+    const kind = holder.busy ?? 'turn';
+    if (kind === 'turn') return `turn ${holder.current?.attempt?.turn ?? holder.committedTurn + 1} of session "${holder.id}"`;
+    return `a ${kind} of session "${holder.id}"`;
   }
 }

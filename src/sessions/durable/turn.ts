@@ -17,8 +17,10 @@ import { TurnLog } from '../turn-log.js';
 import { storeFailure } from './lease.js';
 import { abortOrSupersede, abortStale, commitUnknown, notApplied, resolve, runExclusive } from './pending.js';
 import { restoreCommitted } from './restore.js';
-import { MAYBE_OPEN, SETTLED, noop, type DurableState, type PendingCommit } from './state.js';
+import { EMPTY, MAYBE_OPEN, SETTLED, noop, type DurableState, type PendingCommit } from './state.js';
 import { TurnState, logEvents, stripEvent } from './turn-state.js';
+import { TurnAbort, checkSignal } from './abort.js';
+import { checkMs } from '../../util/check-ms.js';
 
 /** A turn's function: runs in the turn context (which holds a `Scratchpad` and the `TurnLog`). */
 export type TurnFn<R> = (turnCtx: SystemContext, session: Session) => R | Promise<R>;
@@ -37,6 +39,34 @@ export interface DurableTurnOptions {
    * PostgreSQL stores); with any other, a keyed `turn()` rejects with a `TypeError`.
    */
   readonly key?: string;
+  /**
+   * Aborts the turn. Already aborted: `turn()` rejects with `signal.reason` without running
+   * `fn` or writing anything. Aborted while the turn waits in the queue (`waitMs`): it leaves
+   * the queue and rejects with the reason. Aborted while `fn` runs: the turn context's
+   * disposal starts (`turnCtx.signal` aborts with a `ContextDisposedError` whose `cause` is
+   * the reason, and every tool execution made through it is aborted and awaited), the
+   * attempt is aborted and not committed (the history and locals go back to the last
+   * committed turn), and `turn()` rejects with the reason once `fn` has settled (make `fn`
+   * honour `turnCtx.signal`). Once `fn` has returned, an abort changes nothing: `turn()`
+   * settles with the commit's outcome. The listener added to the signal is removed when the
+   * turn settles, so one long-lived signal may serve any number of turns.
+   */
+  readonly signal?: AbortSignal;
+  /**
+   * How long the turn may wait for the turn in flight (or a rollback or checkpoint) instead
+   * of rejecting with `SESSION_BUSY`, in milliseconds (a finite number from 0 to 2^31 - 1;
+   * default 0: no wait). Waiting turns run in call order. A turn whose slot does not come
+   * within `waitMs` leaves the queue and rejects with `SESSION_BUSY`; `close()` rejects the
+   * waiting ones with `SESSION_CLOSED`.
+   */
+  readonly waitMs?: number;
+}
+
+/** The checked options of one `turn()` call. */
+interface TurnCall {
+  readonly key: string | undefined;
+  readonly signal: AbortSignal | undefined;
+  readonly waitMs: number;
 }
 
 type Outcome<R> = { readonly ok: true; readonly value: R } | { readonly ok: false; readonly error: unknown };
@@ -46,30 +76,45 @@ export function turnOf<R>(s: DurableState, fn: TurnFn<R>, options: DurableTurnOp
   if (typeof fn !== 'function') {
     return Promise.reject(new TypeError(`durableSession.turn(fn) on session "${s.id}": fn must be a function (turnCtx, session) => result, got ${describeValue(fn)}.`));
   }
-  let key: string | undefined;
+  let call: TurnCall;
   try {
-    key = turnKey(s, options);
+    call = turnCall(s, options);
   } catch (err) {
     return Promise.reject(err);
   }
-  const refused = s.refuse('turn()') ?? s.refuseBusy('turn()');
+  const { signal, waitMs } = call;
+  if (signal?.aborted === true) return Promise.reject(signal.reason);
+  const refused = s.refuse('turn()') ?? (waitMs > 0 ? undefined : s.refuseBusy('turn()'));
   if (refused !== undefined) return Promise.reject(refused);
-  return runExclusive(s, 'turn', () => runTurn(s, fn, traced, key));
+  const control = new TurnAbort(signal);
+  return runExclusive(s, 'turn', () => runTurn(s, fn, traced, call.key, control), { what: 'turn()', waitMs, control });
 }
 
-/** The checked `key` of `turn(fn, options)` (read once); a `TypeError` naming the option otherwise. */
-function turnKey(s: DurableState, options: unknown): string | undefined {
-  if (options === undefined) return undefined;
+const NO_OPTIONS: TurnCall = Object.freeze({ key: undefined, signal: undefined, waitMs: 0 });
+
+/** The checked options of `turn(fn, options)` (each read once); a `TypeError` naming the option otherwise. */
+function turnCall(s: DurableState, options: unknown): TurnCall {
+  if (options === undefined) return NO_OPTIONS;
   const what = `durableSession.turn(fn, options) on session "${s.id}"`;
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new TypeError(`${what}: options must be an object such as { key }, got ${describeValue(options)}.`);
   }
-  let raw: unknown;
-  try {
-    raw = (options as { key?: unknown }).key;
-  } catch (err) {
-    throw new TypeError(`${what}: options.key could not be read: ${errorText(err)}.`, { cause: err });
-  }
+  const read = (name: 'key' | 'signal' | 'waitMs'): unknown => {
+    try {
+      return (options as Record<string, unknown>)[name];
+    } catch (err) {
+      throw new TypeError(`${what}: options.${name} could not be read: ${errorText(err)}.`, { cause: err });
+    }
+  };
+  const key = turnKey(s, read('key'), what);
+  const signal = checkSignal(read('signal'), `${what}: options.signal`);
+  const rawWait = read('waitMs');
+  const waitMs = rawWait === undefined ? 0 : checkMs(rawWait, `${what}: options.waitMs`);
+  return { key, signal, waitMs };
+}
+
+/** The checked `key` of `turn(fn, options)`; a `TypeError` naming the option otherwise. */
+function turnKey(s: DurableState, raw: unknown, what: string): string | undefined {
   const key = checkTurnKey(raw, `${what}: options.key`);
   if (key !== undefined && s.rt.store.inner.turnKeys !== true) {
     throw new TypeError(
@@ -81,13 +126,21 @@ function turnKey(s: DurableState, options: unknown): string | undefined {
 }
 
 /** @internal One turn, from its started record to its commit (or its aborted record). */
-export async function runTurn<R>(s: DurableState, fn: TurnFn<R>, traced: Mutable<TurnTraceContext> | undefined, key: string | undefined): Promise<Awaited<R>> {
+export async function runTurn<R>(
+  s: DurableState,
+  fn: TurnFn<R>,
+  traced: Mutable<TurnTraceContext> | undefined,
+  key: string | undefined,
+  control?: TurnAbort,
+): Promise<Awaited<R>> {
   const rt = s.rt;
   const store = rt.store;
   const lease = s.lease as Lease;
   // Settling the ledger may have awaited the store: the session may be over by now.
   const refused = s.refuse('turn()');
   if (refused !== undefined && s.state !== 'closing') throw refused;
+  // Aborted while the ledger settled: nothing of this turn was written.
+  if (control?.wasAborted() === true) throw control.error;
   const t = new TurnState(s.id, (ts) => flush(s, ts));
   let attempt: BegunAttempt;
   try {
@@ -98,22 +151,47 @@ export async function runTurn<R>(s: DurableState, fn: TurnFn<R>, traced: Mutable
     throw beginFailed(s, err);
   }
   t.attempt = attempt;
+  if (control !== undefined) control.attempt = attempt;
   if (traced !== undefined) {
     traced.turn = attempt.turn;
     traced.attempt = attempt.attempt;
   }
   if (s.tornDown) throw notCommitted(s, attempt.turn, undefined);
+  if (control?.wasAborted() === true) {
+    // Aborted while the started record was written: fn does not run, the attempt is aborted.
+    await abortOrSupersede(s, lease, attempt, EMPTY, abortedText(control.error));
+    throw control.error;
+  }
   s.turn = t;
   let outcome: Outcome<Awaited<R>>;
   try {
-    const value = await (s.session as Session)._turn((turnCtx, session) => {
-      turnCtx.insert(TurnLog, t.log);
-      return fn(turnCtx, session);
-    }, traced);
+    const session = s.session as Session;
+    const value = await (control === undefined
+      ? session._turn((turnCtx, turnSession) => {
+          turnCtx.insert(TurnLog, t.log);
+          return fn(turnCtx, turnSession);
+        }, traced)
+      : session._turn(
+          async (turnCtx, turnSession) => {
+            turnCtx.insert(TurnLog, t.log);
+            try {
+              return await fn(turnCtx, turnSession);
+            } finally {
+              // From here an abort changes nothing: the turn settles with its commit's outcome.
+              control.fnDone = true;
+            }
+          },
+          traced,
+          (turnCtx) => {
+            control.ctx = turnCtx;
+          },
+        ));
     outcome = { ok: true, value };
   } catch (error) {
     outcome = { ok: false, error };
   }
+  // An abort that reached fn before it returned: the attempt is not committed, turn() rejects with the abort's reason.
+  if (control?.wasAborted() === true) outcome = { ok: false, error: control.error };
   t.accepting = false;
   await t.settled();
   if (s.turn === t) s.turn = undefined;
@@ -173,7 +251,7 @@ export async function runTurn<R>(s: DurableState, fn: TurnFn<R>, traced: Mutable
     }
   }
   const error = (outcome as { error: unknown }).error;
-  await abortOrSupersede(s, lease, attempt, logEvents(t), errorText(error));
+  await abortOrSupersede(s, lease, attempt, logEvents(t), control?.wasAborted() === true ? abortedText(error) : errorText(error));
   if (!s.tornDown) await restoreCommitted(s, s.committedLocals);
   throw error;
 }
@@ -247,6 +325,11 @@ async function flush(s: DurableState, t: TurnState): Promise<void> {
     for (const e of rest) t.pending.push(e);
     throw storeFailure(s, err);
   }
+}
+
+/** The reason stored with the aborted record of an aborted turn. */
+function abortedText(reason: unknown): string {
+  return `aborted: ${errorText(reason)}`;
 }
 
 /** The rejection of a turn the session's end overtook: `LEASE_LOST`, the turn's own error, or `SESSION_CLOSED`. */

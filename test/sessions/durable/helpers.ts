@@ -1,0 +1,51 @@
+/**
+ * Shared pieces of the durable turn-slot tests: a server on a memory store (or a given one),
+ * a deferred promise, and the rejection of a promise.
+ */
+import { MemorySessionStore, Sessions, type DurableSession, type SessionStore, type SessionsPluginOptions } from '../../../src/index.js';
+import { serverOn, type Harness } from '../harness.js';
+
+export interface Opened extends Harness {
+  readonly durable: DurableSession;
+  readonly store: SessionStore;
+}
+
+let n = 0;
+
+/** A server on `store` (a fresh memory store by default) with one created session. */
+export async function opened(options: SessionsPluginOptions = {}, store: SessionStore = new MemorySessionStore()): Promise<Opened> {
+  const h = await serverOn(store, options);
+  const durable = await h.ctx.get(Sessions).create({ agentId: `agent-${++n}`, sessionId: `session-${n}-${Math.random().toString(36).slice(2, 8)}` });
+  return { ...h, durable, store };
+}
+
+export interface Deferred<T = void> {
+  readonly promise: Promise<T>;
+  resolve(value: T): void;
+  reject(err: unknown): void;
+}
+
+export function deferred<T = void>(): Deferred<T> {
+  let resolve!: (value: T) => void;
+  let reject!: (err: unknown) => void;
+  const promise = new Promise<T>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  return { promise, resolve, reject };
+}
+
+/** What `p` rejects with (fails the test when it resolves). */
+export async function rejection(p: Promise<unknown>): Promise<any> {
+  try {
+    await p;
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected a rejection, got a resolution');
+}
+
+export const say = (content: string) => ({ role: 'user' as const, content });
+
+/** Lets pending promise callbacks and immediates run. */
+export const tick = (): Promise<void> => new Promise((r) => setImmediate(r));

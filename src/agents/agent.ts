@@ -53,6 +53,7 @@ export class Agent {
   readonly parent: Agent | undefined;
   /** The agent's scope context: `scopeOf(agent.ctx) === agent`. */
   readonly ctx: SystemContext;
+  readonly #kind: string | undefined;
   #state: AgentState = 'composing';
   /** The registry holding the id; `undefined` for a detached agent (`fakeAgent`). */
   readonly #registry: AgentIdHolder | undefined;
@@ -87,9 +88,10 @@ export class Agent {
    * @internal Use `ctx.get(Agents).create(...)` (or `fakeAgent` from the testing kit, which
    * passes no registry: a detached agent, published from the start, in no registry).
    */
-  constructor(registry: AgentIdHolder | undefined, id: string, parent: Agent | undefined, owner: SystemContext, parentFilter?: ParentFilter) {
+  constructor(registry: AgentIdHolder | undefined, id: string, parent: Agent | undefined, owner: SystemContext, parentFilter?: ParentFilter, kind?: string) {
     this.#registry = registry;
     this.id = id;
+    this.#kind = kind;
     this.parent = parent;
     const ctx = scopeContext(owner, this, parentFilter === undefined ? undefined : { parentFilter });
     this.ctx = ctx;
@@ -102,9 +104,18 @@ export class Agent {
     if (registry === undefined) this.#state = 'published';
   }
 
-  /** How the agent reads in messages: `agent "<id>"`. */
+  /**
+   * The name of the kind the agent was made from (`agents.create({ kind })`,
+   * `agents.runTask({ kind })`, a durable session opened with a kind); `undefined` for an
+   * agent made with its own `setup` (or none).
+   */
+  get kind(): string | undefined {
+    return this.#kind;
+  }
+
+  /** How the agent reads in messages: `agent "<id>"`, or `agent "<id>" (kind "<kind>")` for an agent made from a kind. */
   toString(): string {
-    return `agent "${this.id}"`;
+    return this.#kind === undefined ? `agent "${this.id}"` : `agent "${this.id}" (kind ${JSON.stringify(this.#kind)})`;
   }
 
   /** Where the agent is in its lifecycle (`disposed` as soon as its context's disposal started). */
@@ -145,6 +156,7 @@ export class Agent {
    */
   #traceDispose(): void {
     const context: Mutable<AgentTraceContext> = { op: 'dispose', agentId: this.id };
+    if (this.#kind !== undefined) context.kind = this.#kind;
     trace(agentChannel, context, this.ctx.server, () => this.ctx.dispose()).catch(noop);
   }
 
@@ -159,7 +171,7 @@ export class Agent {
     this.#onAbort = undefined;
     abort?.();
     if (was !== 'published' || registry === undefined || !registry.bus.hasListeners('agent/disposed', this)) return undefined;
-    return registry.bus.emit(this, 'agent/disposed', [this]).then((errors) => throwCollected(errors, `agent "${this.id}"`));
+    return registry.bus.emit(this, 'agent/disposed', [this]).then((errors) => throwCollected(errors, this.toString()));
   }
 }
 

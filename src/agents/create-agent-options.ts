@@ -3,11 +3,10 @@
  * and the filter on what it reads from it.
  */
 import type { ParentFilter } from '../context/parent-filter.js';
-import type { SystemContext } from '../context/system-context.js';
 import type { Agent } from './agent.js';
+import type { AgentKind, AgentSetup } from './kind.js';
 
-/** Composes an agent's world through its scoped context; awaited before publication. */
-export type AgentSetup = (agentCtx: SystemContext) => void | Promise<void>;
+export type { AgentSetup } from './kind.js';
 
 /** What {@link Agents.create} takes. */
 export interface CreateAgentOptions {
@@ -17,9 +16,16 @@ export interface CreateAgentOptions {
    * Registers the agent's tools, prompt sections, restrictions, guards and listeners
    * through `agentCtx` (whose scope is the agent). Awaited while the agent is
    * unpublished; if it throws, everything it registered is undone. Optional: an agent
-   * without setup sees the global layer only.
+   * without setup sees the global layer only. Not together with `kind`.
    */
   readonly setup?: AgentSetup;
+  /**
+   * Makes the agent from a kind defined with `agents.define` (the {@link AgentKind} or its
+   * name): the kind's `setup` composes it and its `parentFilter` applies unless
+   * `parentFilter` is given here; `agent.kind` is the kind's name. Not together with
+   * `setup`. An unknown name is a `TypeError` naming the kinds that exist.
+   */
+  readonly kind?: AgentKind | string;
   /**
    * Makes a subagent: owned by `parent` (disposed with it, its context is a child of
    * `parent.ctx`) but with a flat view: global plus its own layer, nothing from the

@@ -12,6 +12,8 @@ import { Agent, AgentHandle } from './agent.js';
 import type { AgentSetup, CreateAgentOptions } from './create-agent-options.js';
 import { Composition } from './composition.js';
 import { AgentError } from './errors.js';
+import type { AgentKind } from './kind.js';
+import { resolveKind } from './kinds.js';
 import type { AgentRegistry } from './registry.js';
 import { agentChannel, trace, type AgentTraceContext, type Mutable } from '../observability/channels.js';
 
@@ -50,6 +52,8 @@ export interface AgentsView {
 
 interface Snapshot {
   readonly id: string;
+  /** The kind the agent is made from, if any (its setup and parent filter are already in `setup` and `parentFilter`). */
+  readonly kind: AgentKind | undefined;
   readonly setup: AgentSetup | undefined;
   readonly parent: Agent | undefined;
   readonly parentFilter: ParentFilter | undefined;
@@ -73,19 +77,20 @@ export function createAgent(view: AgentsView, options: CreateAgentOptions, steps
   const call = steps.call ?? 'Agents.create';
   let snap: Snapshot;
   try {
-    snap = snapshot(options, call);
+    snap = snapshot(options, call, view._registry);
   } catch (err) {
     return Promise.reject(err);
   }
   if (agentChannel.hasSubscribers) {
     const context: Mutable<AgentTraceContext> = { op: 'create', agentId: snap.id };
+    if (snap.kind !== undefined) context.kind = snap.kind.name;
     return trace(agentChannel, context, view.context.server, () => create(view, snap, steps, call));
   }
   return create(view, snap, steps, call);
 }
 
 /** The transaction of {@link createAgent} once the options were read. */
-async function create(view: AgentsView, { id, setup, parent, parentFilter }: Snapshot, steps: CreateAgentSteps, call: string): Promise<AgentHandle> {
+async function create(view: AgentsView, { id, kind, setup, parent, parentFilter }: Snapshot, steps: CreateAgentSteps, call: string): Promise<AgentHandle> {
   const viewCtx = view.context;
   if (parent !== undefined) {
     if (parent.ctx.server !== viewCtx.server) {
@@ -110,7 +115,7 @@ async function create(view: AgentsView, { id, setup, parent, parentFilter }: Sna
   // A composing anchor is a group's root (its group is made when the first member joins)
   // or a member (which always holds its root's group).
   const group = anchor !== undefined && anchor.state === 'composing' ? (anchor._composition ??= new Composition(anchor)) : undefined;
-  const agent = new Agent(registry, id, parent, owner, parentFilter);
+  const agent = new Agent(registry, id, parent, owner, parentFilter, kind?.name);
   registry.reserve(agent);
   agent._composition = group;
   const settleMember = group?.join(agent);
@@ -134,7 +139,7 @@ async function create(view: AgentsView, { id, setup, parent, parentFilter }: Sna
     settleMember?.(false);
     throw await rollback(
       agent,
-      new AgentError(id, `agent "${id}": making its per-agent locals failed: ${errorText(err)}; nothing was published and the id is free again.`, {
+      new AgentError(id, `${agent}: making its per-agent locals failed: ${errorText(err)}; nothing was published and the id is free again.`, {
         cause: err,
       }),
     );
@@ -162,7 +167,7 @@ async function create(view: AgentsView, { id, setup, parent, parentFilter }: Sna
       if (own) throw await rollbackKeeping(agent, err);
       throw await rollback(
         agent,
-        new AgentError(id, `agent "${id}": setup failed: ${errorText(err)}; everything it registered was undone and the id is free again.`, {
+        new AgentError(id, `${agent}: setup failed: ${errorText(err)}; everything it registered was undone and the id is free again.`, {
           cause: err,
         }),
       );
@@ -223,7 +228,7 @@ function race(returned: object, aborted: () => Promise<'aborted'>): Promise<'don
 function disposedMeanwhile(agent: Agent, parent: Agent | undefined, phase: string): AgentError {
   return new AgentError(
     agent.id,
-    `agent "${agent.id}" was disposed while ${phase} (${ownerWord(parent)}, or the agent's context, was disposed); nothing was published.`,
+    `${agent} was disposed while ${phase} (${ownerWord(parent)}, or the agent's context, was disposed); nothing was published.`,
   );
 }
 
@@ -245,7 +250,7 @@ async function announced(root: Agent, agent: Agent, registry: AgentRegistry, par
     const id = root.id;
     const cause = errors.length === 1 ? errors[0] : new AggregateError(errors, `${errors.length} agent/created listeners failed`);
     const undone = root._composition === undefined ? 'the agent was disposed again' : 'the agent and every agent composed with it were disposed again';
-    throw await rollback(root, new AgentError(id, `agent "${id}": an agent/created listener failed${whoseWords(root, agent)}: ${errorText(cause)}; ${undone}.`, { cause }));
+    throw await rollback(root, new AgentError(id, `${root}: an agent/created listener failed${whoseWords(root, agent)}: ${errorText(cause)}; ${undone}.`, { cause }));
   }
   if (root.isDisposed) await disposedWhileAnnouncing(root, agent, parent);
 }
@@ -255,7 +260,7 @@ async function disposedWhileAnnouncing(root: Agent, agent: Agent, parent: Agent 
     root,
     new AgentError(
       root.id,
-      `agent "${root.id}" was disposed while agent/created was being emitted${whoseWords(root, agent)} (${ownerWord(parent)}, or the agent's context, was disposed).`,
+      `${root} was disposed while agent/created was being emitted${whoseWords(root, agent)} (${ownerWord(parent)}, or the agent's context, was disposed).`,
     ),
   );
 }
@@ -265,17 +270,27 @@ function whoseWords(root: Agent, agent: Agent): string {
 }
 
 /** Reads each option once, validates it, and never lets a hostile value break the report. */
-function snapshot(options: unknown, call: string): Snapshot {
+function snapshot(options: unknown, call: string, registry: AgentRegistry): Snapshot {
   if (options === null || typeof options !== 'object') {
-    throw new TypeError(`${call}(options): options must be an object { id, setup?, parent?, parentFilter? }, got ${describeValue(options)}.`);
+    throw new TypeError(`${call}(options): options must be an object { id, kind? | setup?, parent?, parentFilter? }, got ${describeValue(options)}.`);
   }
   const id = read(options, 'id', call);
   if (typeof id !== 'string' || id.length === 0) {
     throw new TypeError(`${call}({ id }): id must be a non-empty string, got ${describeValue(id)}.`);
   }
-  const setup = read(options, 'setup', call);
-  if (setup !== undefined && typeof setup !== 'function') {
-    throw new TypeError(`${call}({ id: "${id}", setup }): setup must be a function (agentCtx) => void | Promise<void>, got ${describeValue(setup)}.`);
+  const kindOption = read(options, 'kind', call);
+  const setupOption = read(options, 'setup', call);
+  if (setupOption !== undefined && typeof setupOption !== 'function') {
+    throw new TypeError(`${call}({ id: "${id}", setup }): setup must be a function (agentCtx) => void | Promise<void>, got ${describeValue(setupOption)}.`);
+  }
+  let kind: AgentKind | undefined;
+  let setup = setupOption as AgentSetup | undefined;
+  if (kindOption !== undefined) {
+    if (setupOption !== undefined) {
+      throw new TypeError(`${call}({ id: "${id}", kind, setup }): give either kind or setup, not both (an agent made from a kind is composed by the kind's setup).`);
+    }
+    kind = resolveKind(registry, kindOption, `${call}({ id: "${id}", kind })`);
+    setup = kind.setup;
   }
   const parent = read(options, 'parent', call);
   if (parent !== undefined && !Agent._is(parent)) {
@@ -287,7 +302,13 @@ function snapshot(options: unknown, call: string): Snapshot {
       `${call}({ id: "${id}", parentFilter }): parentFilter must be made by ParentFilter.allowOnly([...]) or ParentFilter.allowAllExcept([...]), got ${describeValue(parentFilter)}.`,
     );
   }
-  return { id, setup: setup as AgentSetup | undefined, parent: parent as Agent | undefined, parentFilter: parentFilter as ParentFilter | undefined };
+  return {
+    id,
+    kind,
+    setup,
+    parent: parent as Agent | undefined,
+    parentFilter: (parentFilter as ParentFilter | undefined) ?? kind?.parentFilter,
+  };
 }
 
 /** `instanceof ParentFilter`, false (not a throw) for a proxy whose traps throw. */

@@ -15,6 +15,11 @@ const agents = definePlugin<AgentRegistry, Agents>({
   installedBy: 'server.addPlugins(new AgentsPlugin())',
 });
 
+/** @internal The agent registry of `server`, `undefined` when `AgentsPlugin` was not added. */
+export function agentRegistryOf(server: Server): AgentRegistry | undefined {
+  return agents.of(server);
+}
+
 /**
  * Installs `Agents` as a contextual global (`ctx.get(Agents)` returns a view bound to
  * `ctx`) backed by one registry per server, and the shared `Events` (once, however many

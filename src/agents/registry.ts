@@ -5,11 +5,14 @@
 import type { EventBus } from '../events/bus.js';
 import { IdRegistry } from '../registry/id-registry.js';
 import type { Agent } from './agent.js';
+import type { AgentKind } from './kind.js';
 
 /** @internal The agent registry of one server (made by `AgentsPlugin.build`). */
 export class AgentRegistry extends IdRegistry<Agent> {
   /** The server's shared event bus (`agent/created`, `agent/disposed`). */
   readonly bus: EventBus;
+  /** The agent kinds defined on the server (`agents.define`), by name, in definition order. */
+  readonly kinds = new Map<string, AgentKind>();
 
   constructor(bus: EventBus) {
     super();
@@ -26,8 +29,8 @@ export class AgentRegistry extends IdRegistry<Agent> {
     return agent.state === 'published';
   }
 
-  /** `agent "researcher" (composing)`. */
+  /** `agent "researcher" (composing)`, or `agent "r-1" (kind "researcher") (composing)`. */
   protected describe(agent: Agent): string {
-    return `agent "${agent.id}" (${agent.state})`;
+    return `${agent.toString()} (${agent.state})`;
   }
 }

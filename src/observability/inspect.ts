@@ -217,7 +217,7 @@ function agentOf(agent: Agent, disposed: boolean, durables: Durables): InspectAg
     for (const { s } of sorted) sections.push(s.name);
   }
   const listeners = eventBusOf(server)?.scopedCount(agent) ?? 0;
-  const kind = kindOf(agent);
+  const kind = agent.kind;
   const out: { -readonly [K in keyof InspectAgent]: InspectAgent[K] } = {
     id: agent.id,
     ...(kind !== undefined ? { kind } : {}),
@@ -249,17 +249,6 @@ function durablesOf(server: Server): Durables {
     }
   }
   return { byAgent, bySession };
-}
-
-/** An agent's kind name, when it has one (a string, or a kind object with a `name`). */
-function kindOf(agent: Agent): string | undefined {
-  const k: unknown = (agent as { readonly kind?: unknown }).kind;
-  if (typeof k === 'string') return k;
-  if (k !== null && typeof k === 'object') {
-    const n: unknown = (k as { readonly name?: unknown }).name;
-    if (typeof n === 'string') return n;
-  }
-  return undefined;
 }
 
 function tokenName(t: Token): string {

@@ -30,6 +30,7 @@ import {
   SEMCONV_SCHEMA_URL,
 } from './semconv.js';
 import { installWrapper, uninstallWrapper, type WrappedKind } from './wrapper-slot.js';
+import { agentRegistryOf } from '../agents/plugin.js';
 import { loggerOfTrace, serverOfTrace } from '../observability/channels.js';
 import { checkLogger, log, type Logger } from '../observability/logger.js';
 
@@ -369,7 +370,10 @@ export class PolestarInstrumentation {
   #kindOf(m: TurnMessage): string | undefined {
     if (typeof m.kind === 'string') return m.kind;
     const server = serverOfTrace(m);
-    return server === undefined ? undefined : this.#kinds.get(server)?.get(m.agentId);
+    if (server === undefined) return undefined;
+    // the live agent's own (also one created before `enable()`), else the kind seen at its create
+    const live = agentRegistryOf(server)?.liveHolder(m.agentId);
+    return live !== undefined ? live.kind : this.#kinds.get(server)?.get(m.agentId);
   }
 
   #turnStart(m: TurnMessage): void {

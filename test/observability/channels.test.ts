@@ -275,6 +275,36 @@ describe('polestar:agent', () => {
   });
 });
 
+describe('polestar:agent: kinds', () => {
+  test('an agent made from a kind carries kind on its create and dispose contexts; one without a kind has no kind key', async () => {
+    const server = await agentServer();
+    const app = server.createContext();
+    const agents = app.get(Agents);
+    agents.define('researcher', { setup: () => undefined });
+    const rec = record<AgentTraceContext>(POLESTAR_CHANNELS.agent);
+    try {
+      const kinded = await agents.create({ id: 'r-1', kind: 'researcher' });
+      await kinded.dispose();
+      await agents.runTask({ id: 't-1', kind: 'researcher', fn: () => undefined });
+      const plain = await agents.create({ id: 'p-1' });
+      await plain.dispose();
+    } finally {
+      rec.off();
+    }
+    const contexts = rec.contexts();
+    expect(contexts.map((c) => [c.op, c.agentId, c.kind])).toEqual([
+      ['create', 'r-1', 'researcher'], ['dispose', 'r-1', 'researcher'],
+      ['create', 't-1', 'researcher'], ['dispose', 't-1', 'researcher'],
+      ['create', 'p-1', undefined], ['dispose', 'p-1', undefined],
+    ]);
+    // the kind is there from `start` on (a subscriber reads it as soon as the trace begins)
+    const starts = rec.seen.filter((s) => s.event === 'start').map((s) => s.snapshot.kind);
+    expect(starts).toEqual(['researcher', 'researcher', 'researcher', 'researcher', undefined, undefined]);
+    expect('kind' in (contexts[4] as object)).toBe(false);
+    await server.dispose();
+  });
+});
+
 describe('polestar:store', () => {
   test('every store call the plugin makes: { op, sessionId? } and its result', async () => {
     const server = await agentServer();

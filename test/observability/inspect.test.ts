@@ -152,6 +152,27 @@ describe('a real tree', () => {
     await server.dispose();
   });
 
+  test("an agent made from a kind shows it: agent.kind in the data, 'kind: …' in text and mermaid", async () => {
+    const { server, app } = await desk();
+    const agents = app.get(Agents);
+    agents.define('researcher', { setup: (ctx) => void ctx.get(Tools).register({ name: 'search', description: 'Searches', parameters: noArgs, execute: () => 'found' }) });
+    const { agent } = await agents.create({ id: 'r-1', kind: 'researcher' });
+    await agents.create({ id: 'plain', parent: agent });
+    const node = inspect(agent.ctx);
+    expect(node.label).toBe('agent "r-1"');
+    expect(node.agent).toEqual({ id: 'r-1', kind: 'researcher', tools: ['lookup', 'search'], sections: ['persona'], listeners: 0 });
+    expect(node.children[0].agent !== undefined && 'kind' in node.children[0].agent).toBe(false);
+    expect(formatInspection(node, 'text')).toBe([
+      'agent "r-1" · kind: researcher · tools: lookup, search · sections: persona · listeners: 0 · locals: Agent, Memory',
+      '└─ agent "plain" · tools: lookup · sections: persona · listeners: 0 · locals: Agent, Memory',
+    ].join('\n'));
+    expect(formatInspection(node, 'mermaid')).toContain('kind: researcher');
+    // a disposed agent keeps its kind
+    await agent.ctx.dispose();
+    expect(inspect(agent.ctx).agent?.kind).toBe('researcher');
+    await server.dispose();
+  });
+
   test('a registration scope and plain children read as contexts', async () => {
     const { server, app } = await desk();
     const { createScope } = await import('../../src/index.js');

@@ -162,6 +162,25 @@ describe('PolestarInstrumentation, as an OpenTelemetry Instrumentation', () => {
   });
 });
 
+describe('agent kinds', () => {
+  test('an agent made from a kind before the instrumentation was enabled still gets invoke_agent {kind}', async () => {
+    const { server, app } = await toolServer();
+    const agents = app.get(Agents);
+    agents.define('researcher', { setup: () => undefined });
+    const { agent } = await agents.create({ id: 'r-1', kind: 'researcher' }); // nothing subscribed yet
+    const stop = instrumentPolestar({ tracerProvider: tracing.provider });
+    try {
+      await openSession(agent).turn(() => 'answer');
+    } finally {
+      stop();
+    }
+    const [turn] = tracing.exporter.getFinishedSpans();
+    expect(turn?.name).toBe('invoke_agent researcher');
+    expect(turn?.attributes).toMatchObject({ 'gen_ai.agent.name': 'researcher', 'gen_ai.agent.id': 'r-1' });
+    await server.dispose();
+  });
+});
+
 describe('the disposer', () => {
   test('a turn in flight at dispose still ends its span when it settles; then no channel has a subscriber left', async () => {
     const { server, app } = await toolServer();

@@ -86,6 +86,22 @@ describe('invoke_agent: one span per turn', () => {
     await server.dispose();
   });
 
+  test('the turn of an agent made from a kind is invoke_agent {kind}, with gen_ai.agent.name the kind and gen_ai.agent.id the id', async () => {
+    const { server, app } = await agentServer();
+    const agents = app.get(Agents);
+    agents.define('researcher', { setup: () => undefined });
+    const { agent } = await agents.create({ id: 'r-1', kind: 'researcher' });
+    await openSession(agent).turn(() => 'answer');
+    await agents.runTask({ id: 't-1', kind: 'researcher', fn: (sub) => openSession(sub).turn(() => 'sub answer') });
+    const turns = tracing.exporter.getFinishedSpans().filter((s) => s.name === 'invoke_agent researcher');
+    expect(turns.map((t) => t.attributes)).toEqual([
+      { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.id': 'r-1', 'gen_ai.agent.name': 'researcher', 'polestar.turn.durable': false },
+      { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.id': 't-1', 'gen_ai.agent.name': 'researcher', 'polestar.turn.durable': false },
+    ]);
+    expect(tracing.exporter.getFinishedSpans().some((s) => s.name === 'invoke_agent r-1')).toBe(false);
+    await server.dispose();
+  });
+
   test("a turn that rejects has status ERROR and error.type the error's code, else its name", async () => {
     const { server, app } = await agentServer();
     const { agent } = await app.get(Agents).create({ id: 'a' });

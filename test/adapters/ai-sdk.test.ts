@@ -6,7 +6,7 @@
 import { generateText, stepCountIs, type ModelMessage } from 'ai';
 import { MockLanguageModelV3 } from 'ai/test';
 import { Events, Server, Tools, ToolsPlugin, createScope, type SystemContext, type ToolExecution, type ToolResult } from '../../src/index.js';
-import { fromAiSdkMessages, toAiSdkMessages, toAiSdkTools } from '../../src/adapters/ai-sdk.js';
+import { fromAiSdkMessages, taskStopped, toAiSdkMessages, toAiSdkTools } from '../../src/adapters/ai-sdk.js';
 
 type Generate = ConstructorParameters<typeof MockLanguageModelV3>[0] extends infer O ? (O extends { doGenerate?: infer G } ? Extract<G, (...a: never[]) => unknown> : never) : never;
 type Options = Parameters<Generate>[0];
@@ -182,4 +182,20 @@ test('a tool name the model makes up finds nothing, not an inherited property', 
   expect(result.text).toBe('ok');
   expect(toolOutputs(seen[1])[0]).toMatch(/^toString: error-text /);
   expect(observed).toEqual([]);
+});
+
+describe('taskStopped(task)', () => {
+  test('is a stopWhen condition, true once the task is stopped: the loop ends with the step that stopped it', async () => {
+    const task = { stopped: false };
+    const { model, seen } = scripted([[call('c1', 'search', '{"q":"a"}')], [call('c2', 'search', '{"q":"b"}')], [text('never')]]);
+    app.get(Events).on('tools/result', (e: ToolExecution) => void (e.callId === 'c2' && (task.stopped = true)));
+    const out = await generateText({ model, prompt: 'go', tools: toAiSdkTools(app.get(Tools)), stopWhen: [taskStopped(task), stepCountIs(5)] });
+    expect(out.steps).toHaveLength(2);
+    expect(seen).toHaveLength(2);
+  });
+
+  test('refuses what is not a task', () => {
+    expect(() => taskStopped({} as never)).toThrow(/task must be the task of agents.runTask/);
+    expect(() => taskStopped(null as never)).toThrow(TypeError);
+  });
 });

@@ -5,8 +5,9 @@
  * reach the model as text, and `strict` follows OpenAI's strict subset.
  */
 import { Agent, run, setTracingDisabled, Usage, type Model, type ModelRequest, type ModelResponse } from '@openai/agents';
-import { Events, Server, Tools, ToolsPlugin, type SystemContext, type ToolExecution, type ToolResult } from '../../src/index.js';
-import { toAgentsSdkTools } from '../../src/adapters/openai-agents.js';
+import { Agents, AgentsPlugin, Events, PromptsPlugin, Server, Tools, ToolsPlugin, type SystemContext, type ToolExecution, type ToolResult } from '../../src/index.js';
+import { prepareTurn } from '../../src/adapters/index.js';
+import { taskToolUseBehavior, toAgentsSdkTools } from '../../src/adapters/openai-agents.js';
 
 setTracingDisabled(true);
 
@@ -195,4 +196,66 @@ test('names OpenAI refuses, and root schemas that are not objects, are TypeError
 test('a schema without a root type is sent as an object', () => {
   app.get(Tools).register({ name: 'any', description: 'x', parameters: { properties: { a: { type: 'string' } } }, execute: () => '' });
   expect(toAgentsSdkTools(app.get(Tools), { shown: ['any'] })[0].parameters).toEqual({ type: 'object', properties: { a: { type: 'string' } } });
+});
+
+describe('a task run with output, through the Agents SDK', () => {
+  const Draft = { type: 'object', properties: { title: { type: 'string' }, body: { type: 'string' } }, required: ['title', 'body'], additionalProperties: false };
+  async function taskServer(): Promise<Server> {
+    const s = new Server();
+    s.addPlugins(new ToolsPlugin(), new PromptsPlugin(), new AgentsPlugin());
+    await s.finish();
+    return s;
+  }
+
+  test('with toolUseBehavior: taskToolUseBehavior(task), the run ends at the capture call; an invalid first try is corrected', async () => {
+    const s = await taskServer();
+    const model = new ScriptedModel([
+      [functionCall('c1', 'structured_output', '{"title":"Tides"}')],
+      [functionCall('c2', 'structured_output', '{"title":"Tides","body":"The moon."}')],
+      [message('never asked')],
+    ]);
+    const out = await s.createContext().get(Agents).runTask({
+      output: Draft,
+      fn: async (writer, task) => {
+        const turn = await prepareTurn(writer.ctx);
+        const agent = new Agent({
+          name: 'writer',
+          instructions: turn.system,
+          model,
+          tools: toAgentsSdkTools(writer.ctx.get(Tools), { shown: turn.assembly, task }),
+          toolUseBehavior: taskToolUseBehavior(task),
+        });
+        const result = await run(agent, 'Write about tides.');
+        return result.finalOutput;
+      },
+    });
+    expect(out.value).toEqual({ title: 'Tides', body: 'The moon.' });
+    expect(out.result).toBe(JSON.stringify({ title: 'Tides', body: 'The moon.' }));
+    expect(model.requests).toHaveLength(2);
+    expect(outputsSent(model.requests[1] as ModelRequest)).toEqual([expect.stringMatching(/^c1: Error: invalid arguments for tool "structured_output"/)]);
+    expect(model.requests[0]?.systemInstructions).toMatch(/call the tool "structured_output" exactly once/);
+    await s.dispose();
+  });
+
+  test('with { task } alone, every tool is disabled after the capture: the next request offers none and the run ends with its answer', async () => {
+    const s = await taskServer();
+    s.createContext().get(Tools).register({ name: 'search', description: 'Searches', parameters: { type: 'object', properties: {} }, execute: () => 'hits' });
+    const model = new ScriptedModel([[functionCall('c1', 'structured_output', '{"title":"T","body":"B"}')], [message('Done.')]]);
+    const out = await s.createContext().get(Agents).runTask({
+      output: Draft,
+      fn: async (writer, task) => {
+        const tools = toAgentsSdkTools(writer.ctx.get(Tools), { task });
+        const result = await run(new Agent({ name: 'writer', model, tools }), 'Write.');
+        return result.finalOutput;
+      },
+    });
+    expect(out).toEqual({ value: { title: 'T', body: 'B' }, result: 'Done.' });
+    expect(model.requests.map((r) => r.tools.map((t) => ('name' in t ? t.name : (t as { type: string }).type)))).toEqual([['search', 'structured_output'], []]);
+    await s.dispose();
+  });
+
+  test('a task option that is not a task is a TypeError', () => {
+    expect(() => toAgentsSdkTools(app.get(Tools), { task: {} as never })).toThrow(/task must be the task of agents.runTask/);
+    expect(() => taskToolUseBehavior(null as never)).toThrow(/task must be the task of agents.runTask/);
+  });
 });

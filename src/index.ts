@@ -136,8 +136,23 @@ export type {
 } from './prompts/index.js';
 
 // Agents: the create/dispose transaction, subagents and their handles.
-export { Agents, Agent, AgentHandle, AgentsPlugin, AgentError } from './agents/index.js';
-export type { AgentSetup, AgentState, CreateAgentOptions } from './agents/index.js';
+export { Agents, Agent, AgentHandle, AgentKind, AgentsPlugin, AgentError } from './agents/index.js';
+export type {
+  AgentErrorCode,
+  AgentSetup,
+  AgentState,
+  CreateAgentOptions,
+  DefineAgentKindOptions,
+  RunTaskOptions,
+  StructuredRunTaskOptions,
+  StructuredTask,
+  StructuredTaskFn,
+  StructuredTaskResult,
+  TaskFn,
+  TaskOutput,
+  TaskOutputOptions,
+  TaskOutputSchema,
+} from './agents/index.js';
 
 // Conversations: chat messages, the history a session keeps, sessions and their turns.
 export { Scratchpad, Session, openSession, ConversationHistory } from './conversation/index.js';
@@ -164,9 +179,11 @@ export type {
   MemorySessionStoreOptions,
   OneshotOptions,
   OneshotResult,
+  OpenSessionOptions,
   ResumeSessionOptions,
   SerializerEntry,
   SessionCheckpoint,
+  TurnSlotOptions,
   SessionErrorCode,
   SessionErrorOptions,
   SessionEventInfo,

@@ -14,6 +14,7 @@ export type { SessionsPluginOptions } from './plugin.js';
 export { Sessions } from './sessions.js';
 export type {
   CreateSessionOptions,
+  OpenSessionOptions,
   ResumeSessionOptions,
   OneshotOptions,
   OneshotResult,
@@ -22,7 +23,7 @@ export type {
 } from './sessions.js';
 export { DurableSession } from './durable/durable-session.js';
 export type { TurnFn, DurableTurnOptions } from './durable/turn.js';
-export type { SessionCheckpoint } from './durable/rollback.js';
+export type { SessionCheckpoint, TurnSlotOptions } from './durable/rollback.js';
 export { TurnLog } from './turn-log.js';
 export type { LocalSerializer, SerializerEntry } from './serializers.js';
 export type { SessionEventRecord, InterruptedTurn, InterruptedHandler } from './runtime.js';

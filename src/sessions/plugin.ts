@@ -8,9 +8,11 @@ import type { Plugin } from '../context/plugin.js';
 import type { Server } from '../context/server.js';
 import { describeValue } from '../context/token.js';
 import { definePlugin } from '../registry/define-plugin.js';
+import { checkMs } from '../util/check-ms.js';
 import { checkName } from './store/input.js';
 import { MemorySessionStore } from './store/memory.js';
-import { SessionRegistry, type InterruptedHandler, type SessionsRuntime } from './runtime.js';
+import { SessionRegistry, liveRuntime, type InterruptedHandler, type SessionsRuntime } from './runtime.js';
+import { stopRouter } from './routing/router.js';
 import { checkSerializers, type SerializerEntry } from './serializers.js';
 import { Sessions } from './sessions.js';
 import type { SessionStore } from './store/contract.js';
@@ -85,16 +87,9 @@ const DEFAULT_KEEP = 20;
 const DEFAULT_STORE_TIMEOUT_MS = 10_000;
 const DEFAULT_HANDOFF_GRACE_MS = 2_000;
 
-/**
- * @internal Checks a duration option in milliseconds: a finite number from 0 to 2^31 - 1
- * (a timer's range). A `TypeError` naming `where` otherwise.
- */
-export function checkMs(value: unknown, where: string): number {
-  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 2 ** 31 - 1) {
-    throw new TypeError(`${where} must be a finite number of milliseconds from 0 to 2^31 - 1, got ${describeValue(value)}.`);
-  }
-  return value;
-}
+/** @internal Re-exported for the modules that check their own durations. */
+export { checkMs };
+
 
 /**
  * Installs `Sessions` (`ctx.get(Sessions)`, a view bound to `ctx`) backed by one store,
@@ -125,6 +120,7 @@ export class SessionsPlugin implements Plugin {
   readonly #options: Omit<SessionsRuntime, 'store' | 'owner' | 'incarnation' | 'registry'>;
   readonly #owner: string | undefined;
   #made: SessionStore | undefined;
+  #server: Server | undefined;
 
   /** @param options - see {@link SessionsPluginOptions}. */
   constructor(options: SessionsPluginOptions = {}) {
@@ -186,6 +182,7 @@ export class SessionsPlugin implements Plugin {
         'SessionsPlugin needs AgentsPlugin (each durable session creates its own agent): call server.addPlugins(new AgentsPlugin(), new SessionsPlugin(...)) before finish().',
       );
     }
+    this.#server = server;
     sessions.install(server, () => {
       const store = this.#store ?? (this.#made = new MemorySessionStore());
       const rt: SessionsRuntime = Object.freeze({
@@ -200,8 +197,11 @@ export class SessionsPlugin implements Plugin {
     });
   }
 
-  /** Closes the store when the plugin made it (a store given in the options is the caller's). */
+  /** Stops hearing the store's wake-ups, and closes the store when the plugin made it (a store given in the options is the caller's). */
   async cleanup(): Promise<void> {
+    // Stop hearing the store's wake-ups (the LISTEN connection, the polls) first.
+    const rt = this.#server === undefined ? undefined : sessions.of(this.#server);
+    if (rt !== undefined) await stopRouter(liveRuntime(rt));
     const made = this.#made;
     this.#made = undefined;
     if (made === undefined) return;

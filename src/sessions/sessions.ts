@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Agent } from '../agents/agent.js';
 import type { AgentSetup } from '../agents/agents.js';
+import type { AgentKind } from '../agents/kind.js';
 import { Agents } from '../agents/agents.js';
 import { createAgent } from '../agents/create-agent.js';
 import type { ParentFilter } from '../context/parent-filter.js';
@@ -16,7 +17,12 @@ import { describeValue, errorText } from '../context/token.js';
 import { ContextView } from '../scope/context-view.js';
 import { snapshotJson, type JsonValue } from '../util/lossless-json.js';
 import { DurableSession, eventRecord, type OpenSnapshot, type TurnFn } from './durable/index.js';
-import { SessionError } from './errors.js';
+import { SessionError, isSessionError } from './errors.js';
+import { checkMs } from '../util/check-ms.js';
+import { cancelSession } from './routing/cancel.js';
+import { routerOf } from './routing/router.js';
+import { localBusyError, withWait } from './routing/wait.js';
+import { TurnLog } from './turn-log.js';
 import { liveRuntime, type LiveRuntime, type SessionEventRecord, type SessionsRuntime } from './runtime.js';
 
 /** What {@link Sessions.create} takes. */
@@ -25,13 +31,39 @@ export interface CreateSessionOptions {
   readonly agentId: string;
   /** The session id (a non-empty string of at most 1024 characters, no NUL). */
   readonly sessionId: string;
-  /** Composes the agent (tools, prompts, listeners, default locals); awaited unpublished, after the load. */
+  /** Composes the agent (tools, prompts, listeners, default locals); awaited unpublished, after the load. Not together with `kind`. */
   readonly setup?: AgentSetup;
+  /**
+   * Makes the session's agent from a kind defined with `agents.define` (the `AgentKind` or
+   * its name), instead of `setup`: the kind's `setup` composes it, and the kind's name is
+   * in the agent's errors, traces and `inspect`. An unknown name is a `TypeError` naming the
+   * kinds that exist.
+   */
+  readonly kind?: AgentKind | string;
   /** Makes the session's agent a subagent of `parent`. */
   readonly parent?: Agent;
   /** Gates `Res` walks from the agent's context to its owner. */
   readonly parentFilter?: ParentFilter;
   /** Application metadata stored with the session (lossless JSON; `null` by default). */
+  readonly meta?: JsonValue;
+}
+
+/** What {@link Sessions.open} takes: the options of `create`, plus how long to wait for another holder. */
+export interface OpenSessionOptions extends CreateSessionOptions {
+  /**
+   * How long to wait, in milliseconds, while another process holds the session (default 0:
+   * `SESSION_BUSY` at once). With the plugin's `handoff: 'idle'` the holder is asked to
+   * release it, and does at once when it has no turn in flight. A finite number from 0 to
+   * 2^31 - 1.
+   */
+  readonly waitMs?: number;
+  /**
+   * This session's handoff policy, overriding `SessionsPlugin({ handoff })`: whether this
+   * open asks a holder to release it while it waits, and whether this process, once it
+   * holds the session, releases it when another one asks.
+   */
+  readonly handoff?: 'idle' | 'never';
+  /** Ignored when the session exists (the stored metadata is kept); stored when `open` creates it. */
   readonly meta?: JsonValue;
 }
 
@@ -49,10 +81,16 @@ export interface ResumeSessionOptions {
    * inserted instance is restored in place and kept).
    */
   readonly setup?: AgentSetup;
+  /** Makes the session's agent from a kind defined with `agents.define`, instead of `setup`; see {@link CreateSessionOptions.kind}. */
+  readonly kind?: AgentKind | string;
   /** Makes the session's agent a subagent of `parent`. */
   readonly parent?: Agent;
   /** Gates `Res` walks from the agent's context to its owner. */
   readonly parentFilter?: ParentFilter;
+  /** How long to wait, in milliseconds, while another process holds the session (default 0); see {@link OpenSessionOptions.waitMs}. */
+  readonly waitMs?: number;
+  /** This session's handoff policy; see {@link OpenSessionOptions.handoff}. */
+  readonly handoff?: 'idle' | 'never';
 }
 
 /** What {@link Sessions.runOneshot} takes. */
@@ -142,7 +180,41 @@ export class Sessions extends ContextView<SessionsRuntime> {
    * failure releases the lease and both ids and publishes nothing.
    */
   resume(options: ResumeSessionOptions): Promise<DurableSession> {
-    return openDurable(this, 'resume', options);
+    return waitAndOpen(this, 'resume', options);
+  }
+
+  /**
+   * Opens a session wherever its request landed: resumes it when it is stored, creates it
+   * otherwise (of processes racing to open a new id, exactly one creates it; a loser that
+   * does not wait gets `SESSION_BUSY`, never `SESSION_ALREADY_EXISTS`), and resolves to the
+   * live session when it is already open in this process. `durable.opened` says which:
+   * `'created'` or `'resumed'`. With `waitMs`, a session held by another process is waited
+   * for (and, by default, asked for: see `SessionsPlugin({ handoff })`), as is a session of
+   * this process that is being opened or closed. When the agent is live already, `setup`,
+   * `parent` and `parentFilter` are ignored. Rejects like `create` and `resume`.
+   */
+  open(options: OpenSessionOptions): Promise<DurableSession> {
+    return waitAndOpen(this, 'open', options);
+  }
+
+  /**
+   * Aborts the turn in flight of `sessionId` wherever it runs: in this process at once;
+   * in another through the store (it is woken by a notification on PostgreSQL, or finds the
+   * request at its next poll). The turn rejects with `SESSION_ERROR` code `TURN_CANCELLED`
+   * carrying `reason` (default `'cancelled'`), unless its function had already returned
+   * (then it commits). Resolves `true` once the abort was delivered (this process) or
+   * recorded for the open attempt (another process), `false` when no turn was open or the
+   * session is unknown. Never waits for the turn to settle.
+   */
+  async cancel(sessionId: string, reason?: string): Promise<boolean> {
+    if (typeof sessionId !== 'string' || sessionId.length === 0) {
+      throw new TypeError(`Sessions.cancel(sessionId): sessionId must be a non-empty string, got ${describeValue(sessionId)}.`);
+    }
+    if (reason !== undefined && typeof reason !== 'string') {
+      throw new TypeError(`Sessions.cancel("${sessionId}", reason): reason must be a string, got ${describeValue(reason)}.`);
+    }
+    this.context._live(`Sessions.cancel("${sessionId}")`);
+    return cancelSession(this._runtime, sessionId, reason ?? 'cancelled');
   }
 
   /**
@@ -179,7 +251,11 @@ export class Sessions extends ContextView<SessionsRuntime> {
     return liveRuntime(this.registry);
   }
 
-  /** The published, live durable session of `sessionId` in this process (any view of the server), or `undefined`. */
+  /**
+   * The published durable session of `sessionId` in this process (any view of the server),
+   * also while it is closing (its `turn()` then rejects with `SESSION_CLOSED`: open it again
+   * with `sessions.open({ …, waitMs })`, which waits for the close), or `undefined`.
+   */
   get(sessionId: string): DurableSession | undefined {
     return this.registry.registry.get(sessionId) as DurableSession | undefined;
   }
@@ -224,9 +300,10 @@ export class Sessions extends ContextView<SessionsRuntime> {
 }
 
 /** The create/resume transaction. Everything up to the reservations runs before any await. */
-async function openDurable(view: Sessions, mode: 'create' | 'resume', options: unknown): Promise<DurableSession> {
+async function openDurable(view: Sessions, mode: 'create' | 'resume', options: unknown, read?: Snapshot): Promise<DurableSession> {
   const call = mode === 'create' ? 'Sessions.create' : 'Sessions.resume';
-  const o = snapshotOptions(options, call, mode);
+  // `open` and the waits read their options once, and hand the snapshot over.
+  const o = read ?? snapshotOptions(options, call, mode);
   const ctx = view.context;
   ctx._live(`${call}({ sessionId: "${o.sessionId}" })`);
   const rt = view._runtime;
@@ -234,18 +311,23 @@ async function openDurable(view: Sessions, mode: 'create' | 'resume', options: u
   if (reused !== undefined) throw reused;
   const held = rt.registry.liveHolder(o.sessionId) as DurableSession | undefined;
   if (held !== undefined) {
-    throw new SessionError(
+    const closing = held._published && held._closing;
+    const where = !held._published ? 'being opened' : closing ? 'closing' : 'open';
+    const fix = !held._published || closing ? 'pass waitMs to wait for it' : `use sessions.get("${o.sessionId}") or sessions.open(...), or close it first`;
+    const busy = new SessionError(
       'SESSION_BUSY',
-      `${call}({ sessionId: "${o.sessionId}" }): session busy: it is ${held._published ? 'open' : 'being opened'} in this process (owner "${rt.owner}", agent "${held._published ? held.agent.id : '…'}"); use sessions.get("${o.sessionId}"), or close it first.`,
+      `${call}({ sessionId: "${o.sessionId}" }): session busy: it is ${where} in this process (owner "${rt.owner}", agent "${held._published ? held.agent.id : '…'}"); ${fix}.`,
       { sessionId: o.sessionId, holder: { owner: rt.owner, epoch: held._lease?.epoch ?? 0, remainingMs: rt.leaseTtlMs } },
     );
+    // Being opened or closing: a wait (waitMs) waits for it; an open session is the caller's to find.
+    throw !held._published || closing ? localBusyError(busy) : busy;
   }
   const durable = new DurableSession(rt, mode, o);
   rt.registry.reserve(durable);
   try {
     await createAgent(
       ctx.get(Agents),
-      { id: o.agentId, setup: o.setup, parent: o.parent, parentFilter: o.parentFilter },
+      { id: o.agentId, setup: o.setup, ...(o.kind !== undefined ? { kind: o.kind } : {}), parent: o.parent, parentFilter: o.parentFilter },
       { call, beforeSetup: (_agentCtx, _signal, agent) => durable._beforeSetup(agent), prepare: () => durable._prepare() },
     );
   } catch (err) {
@@ -253,18 +335,82 @@ async function openDurable(view: Sessions, mode: 'create' | 'resume', options: u
     throw err;
   }
   durable._settle();
+  routerOf(rt).held(durable);
   return durable;
 }
 
+/** `open` and `resume`: the open transaction, retried while another holder is waited for (`waitMs`). */
+async function waitAndOpen(view: Sessions, mode: 'open' | 'resume', options: unknown): Promise<DurableSession> {
+  const call = mode === 'open' ? 'Sessions.open' : 'Sessions.resume';
+  const o = snapshotOptions(options, call, mode);
+  const ctx = view.context;
+  ctx._live(`${call}({ sessionId: "${o.sessionId}" })`);
+  const rt = view._runtime;
+  const plan = {
+    call,
+    sessionId: o.sessionId,
+    waitMs: o.waitMs,
+    handoff: o.handoff ?? rt.handoff,
+    inTurn: ctx.tryGet(TurnLog) !== undefined,
+    disposeTimeoutMs: ctx.server.options.disposeTimeoutMs,
+  };
+  return withWait(rt, plan, mode === 'resume' ? () => openDurable(view, 'resume', undefined, o) : () => openOrCreate(view, o));
+}
+
+/** How many times `open` goes from resume to create and back when a delete or another creator races it. */
+const OPEN_ROUNDS = 4;
+
+/** One try of `open`: the live session of this process, else resume, else create (a lost create race resumes). */
+async function openOrCreate(view: Sessions, o: Snapshot): Promise<DurableSession> {
+  const rt = view._runtime;
+  for (let round = 1; ; round++) {
+    const live = rt.registry.get(o.sessionId) as DurableSession | undefined;
+    if (live !== undefined && !live._closing) {
+      if (live.agent.id !== o.agentId) {
+        throw new SessionError(
+          'AGENT_MISMATCH',
+          `Sessions.open({ agentId: "${o.agentId}", sessionId: "${o.sessionId}" }): the session belongs to agent "${live.agent.id}"; open it with agentId "${live.agent.id}".`,
+          { sessionId: o.sessionId },
+        );
+      }
+      return live;
+    }
+    try {
+      return await openDurable(view, 'resume', undefined, o);
+    } catch (err) {
+      if (!isSessionError(err, 'SESSION_NOT_FOUND') || round >= OPEN_ROUNDS) throw err;
+    }
+    try {
+      return await openDurable(view, 'create', undefined, o);
+    } catch (err) {
+      if (!isSessionError(err, 'SESSION_ALREADY_EXISTS')) throw err;
+      // Another process created it meanwhile: resume it (SESSION_BUSY while its creator holds it).
+      if (round >= OPEN_ROUNDS) {
+        throw new SessionError('SESSION_BUSY', `Sessions.open({ sessionId: "${o.sessionId}" }): session busy: it was created and deleted by others ${round} times while this open ran; retry.`, {
+          sessionId: o.sessionId,
+          cause: err,
+        });
+      }
+    }
+  }
+}
+
 interface Snapshot extends OpenSnapshot {
+  readonly waitMs: number;
   readonly setup: AgentSetup | undefined;
+  readonly kind: AgentKind | string | undefined;
   readonly parent: Agent | undefined;
   readonly parentFilter: ParentFilter | undefined;
 }
 
 /** Reads each option once and validates the session's own fields (the agent's are checked by the agent transaction). */
-function snapshotOptions(options: unknown, call: string, mode: 'create' | 'resume'): Snapshot {
-  const shape = mode === 'create' ? '{ agentId, sessionId, setup?, parent?, parentFilter?, meta? }' : '{ agentId, sessionId, setup?, parent?, parentFilter? }';
+function snapshotOptions(options: unknown, call: string, mode: 'create' | 'resume' | 'open'): Snapshot {
+  const shape =
+    mode === 'create'
+      ? '{ agentId, sessionId, setup? | kind?, parent?, parentFilter?, meta? }'
+      : mode === 'open'
+        ? '{ agentId, sessionId, setup? | kind?, parent?, parentFilter?, meta?, waitMs?, handoff? }'
+        : '{ agentId, sessionId, setup? | kind?, parent?, parentFilter?, waitMs?, handoff? }';
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`${call}(options): options must be an object ${shape}, got ${describeValue(options)}.`);
   }
@@ -280,7 +426,18 @@ function snapshotOptions(options: unknown, call: string, mode: 'create' | 'resum
   const agentId = read('agentId');
   checkId(agentId, `${call}({ sessionId: "${sessionId}", agentId })`, 'agentId');
   let meta: JsonValue = null;
-  if (mode === 'create') {
+  let waitMs = 0;
+  let handoff: 'idle' | 'never' | undefined;
+  if (mode !== 'create') {
+    const w = read('waitMs');
+    if (w !== undefined) waitMs = checkMs(w, `${call}({ sessionId: "${sessionId}", waitMs })`);
+    const h = read('handoff');
+    if (h !== undefined && h !== 'idle' && h !== 'never') {
+      throw new TypeError(`${call}({ sessionId: "${sessionId}", handoff }): handoff must be 'idle' or 'never', got ${describeValue(h)}.`);
+    }
+    handoff = h;
+  }
+  if (mode !== 'resume') {
     const m = read('meta');
     if (m !== undefined) {
       try {
@@ -294,7 +451,10 @@ function snapshotOptions(options: unknown, call: string, mode: 'create' | 'resum
     sessionId,
     agentId,
     meta,
+    waitMs,
+    ...(handoff !== undefined ? { handoff } : {}),
     setup: read('setup') as AgentSetup | undefined,
+    kind: read('kind') as AgentKind | string | undefined,
     parent: read('parent') as Agent | undefined,
     parentFilter: read('parentFilter') as ParentFilter | undefined,
   };

@@ -7,7 +7,7 @@
  * - a session (which holds the conversation) and a turn, shadowing, outputs, a refused
  *   ResMut, and disposal.
  *
- * Run: `npm run demo` (or `node .build/examples/quickstart.js --self-test`).
+ * Run: `npm run build && npm run build:run && node .build/examples/quickstart.js`.
  */
 import { Agent, Agents, AgentsPlugin, ConversationHistory, globalResource, localResource, openSession, ParamError, Scratchpad, Server, token, type Plugin } from 'polestar-di';
 

@@ -64,6 +64,8 @@ export class CallState {
   bodyRunning = false;
   /** The call's result is settled. */
   resultSettled = false;
+  /** The call's authoritative final result, set right before the `tools/result` observers hear it. */
+  final: ToolResult | undefined = undefined;
   /** The call is over (see the class). */
   over = false;
   /** Resolves the call's result; cleared once used. */
@@ -237,6 +239,15 @@ export class Execution implements ToolExecution {
     this.parent = parent;
     this.annotations = annotations;
     Object.freeze(this);
+  }
+
+  /**
+   * @internal The authoritative final result of `execution` once the `tools/result`
+   * observers are hearing it (a result an observer hears through an emit of its own is not
+   * it); `undefined` before, and for an execution the pipeline did not make.
+   */
+  static _finalResult(execution: ToolExecution): ToolResult | undefined {
+    return execution instanceof Execution ? execution.#state.final : undefined;
   }
 
   /** Fresh for every execution, made on first read. */

@@ -215,6 +215,7 @@ async function runCall(
 
   // ---- observers: once for every call, each failure contained and logged
   if (reg.bus.hasListeners('tools/result', scope)) {
+    state.final = result;
     try {
       const errors = await reg.bus.emit(scope, 'tools/result', [execution, result]);
       for (const e of errors) reg.bus.report(e, `a tools/result observer of "${name}" (call ${callId}) failed`);

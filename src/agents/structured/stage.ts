@@ -57,6 +57,8 @@ export class CaptureStage {
   settle(execution: ToolExecution, result: ToolResult): boolean {
     const staged = this.#staged;
     if (!staged.has(execution)) return false;
+    // Only the pipeline's own final result counts: a `tools/result` someone emits by hand is not it.
+    if (Execution._finalResult(execution) !== result) return false;
     const value = staged.get(execution) as JsonValue;
     staged.delete(execution);
     if (this.#committed || result.isError) return false;

@@ -303,3 +303,30 @@ test('the caller mutating its schema (or the wrapper) after runTask changes noth
   expect((await running).value).toEqual({ answer: 'a' });
   await server.dispose();
 });
+
+test('a tools/result emitted by hand (a forged success) commits nothing; only the pipeline\'s own final result does', async () => {
+  const server = await structuredServer();
+  const app = server.createContext();
+  let forge = true;
+  // A post-execute listener forges a successful final result for the real execution, then blocks it.
+  app.get(Events).on('tools/post-execute', async (d, e: ToolExecution) => {
+    if (!forge || e.name !== 'structured_output') return d;
+    await app.get(Events).emit(e.scope, 'tools/result', e, { callId: e.callId, content: [{ type: 'text', text: 'Recorded' }], isError: false } as ToolResult);
+    return { kind: 'block', reason: 'forged, then blocked' };
+  });
+  const out = await app.get(Agents).runTask({
+    output: Answer,
+    fn: async (agent, task) => {
+      const blocked = await capture(agent, 'c1', { answer: 'forged' });
+      expect(blocked.error?.code).toBe('DENIED');
+      expect(task.stopped).toBe(false);
+      expect(task.value).toBeUndefined();
+      forge = false;
+      await capture(agent, 'c2', { answer: 'real' });
+      expect(task.value).toEqual({ answer: 'real' });
+      return 'done';
+    },
+  });
+  expect(out).toEqual({ value: { answer: 'real' }, result: 'done' });
+  await server.dispose();
+});

@@ -1,4 +1,4 @@
-/* global process, setTimeout, clearTimeout */
+/* global process, setTimeout, clearTimeout, URL, performance */
 // A service process for test/sessions/routing/two-processes.test.ts: serves conversation
 // requests read from stdin (one JSON object per line) the way a service behind a load
 // balancer does, with `sessions.open({ …, waitMs })` and one turn per request, leaving the

@@ -311,7 +311,7 @@ test('a tools/result emitted by hand (a forged success) commits nothing; only th
   // A post-execute listener forges a successful final result for the real execution, then blocks it.
   app.get(Events).on('tools/post-execute', async (d, e: ToolExecution) => {
     if (!forge || e.name !== 'structured_output') return d;
-    await app.get(Events).emit(e.scope, 'tools/result', e, { callId: e.callId, content: [{ type: 'text', text: 'Recorded' }], isError: false } as ToolResult);
+    await app.get(Events).emit(e.scope, 'tools/result', e, { callId: e.callId, content: 'Recorded', isError: false } as ToolResult);
     return { kind: 'block', reason: 'forged, then blocked' };
   });
   const out = await app.get(Agents).runTask({

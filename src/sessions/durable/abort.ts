@@ -29,6 +29,12 @@ export class TurnAbort {
   ctx: SystemContext | undefined = undefined;
   /** The begun attempt, once `begin` resolved. */
   attempt: BegunAttempt | undefined = undefined;
+  /**
+   * A cancel from another process that named an attempt before `begin` answered here (the
+   * store had opened it, its reply was still on its way): applied once `begin` resolves, if
+   * it opened that very attempt.
+   */
+  early: { readonly turn: number; readonly attempt: number; readonly error: unknown } | undefined = undefined;
   /** While queued: takes the turn out of the queue and rejects it with the reason (set by the queue's caller). */
   leaveQueue: ((reason: unknown) => void) | undefined = undefined;
   readonly #listener: (() => void) | undefined;
@@ -66,6 +72,14 @@ export class TurnAbort {
     return true;
   }
 
+  /** `begin` opened `a`: a cancel that named it before its reply came aborts the turn now. */
+  begun(a: BegunAttempt): void {
+    this.attempt = a;
+    const e = this.early;
+    this.early = undefined;
+    if (e !== undefined && e.turn === a.turn && e.attempt === a.attempt) this.abort(e.error);
+  }
+
   /** True once aborted before `fn` returned (a method, so that a check after an await reads it again). */
   wasAborted(): boolean {
     return this.aborted;
@@ -75,6 +89,7 @@ export class TurnAbort {
   done(): void {
     this.phase = 'done';
     this.leaveQueue = undefined;
+    this.early = undefined;
     this.ctx = undefined;
     if (this.#listener !== undefined) this.signal?.removeEventListener('abort', this.#listener);
   }

@@ -159,14 +159,20 @@ export class DurableSession implements AsyncDisposable {
     const c = s.busy === 'turn' ? s.current : undefined;
     if (c === undefined || c.phase !== 'running') return false;
     const open = c.attempt;
-    if (attempt !== undefined && (open === undefined || open.turn !== attempt.turn || open.attempt !== attempt.attempt)) return false;
-    const turn = open?.turn ?? s.committedTurn + 1;
-    const error = new SessionError(
-      'TURN_CANCELLED',
-      `turn ${turn} of session "${this.id}" was cancelled (${reason}): its attempt was aborted and not committed; the history and locals are back at turn ${s.committedTurn}.`,
-      { sessionId: this.id, reason, turn, ...(open !== undefined ? { attempt: open.attempt } : {}) },
-    );
-    return c.abort(error);
+    const cancelled = (turn: number, at: number | undefined): SessionError =>
+      new SessionError(
+        'TURN_CANCELLED',
+        `turn ${turn} of session "${this.id}" was cancelled (${reason}): its attempt was aborted and not committed; the history and locals are back at turn ${s.committedTurn}.`,
+        { sessionId: this.id, reason, turn, ...(at !== undefined ? { attempt: at } : {}) },
+      );
+    if (attempt !== undefined && open === undefined) {
+      // The store opened that attempt and its begin reply is still on its way here: the
+      // cancel is applied once begin resolves, if it opened that very attempt.
+      c.early = { turn: attempt.turn, attempt: attempt.attempt, error: cancelled(attempt.turn, attempt.attempt) };
+      return true;
+    }
+    if (attempt !== undefined && open !== undefined && (open.turn !== attempt.turn || open.attempt !== attempt.attempt)) return false;
+    return c.abort(cancelled(open?.turn ?? s.committedTurn + 1, open?.attempt));
   }
 
   /**

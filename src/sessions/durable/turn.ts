@@ -151,7 +151,7 @@ export async function runTurn<R>(
     throw beginFailed(s, err);
   }
   t.attempt = attempt;
-  if (control !== undefined) control.attempt = attempt;
+  control?.begun(attempt);
   if (traced !== undefined) {
     traced.turn = attempt.turn;
     traced.attempt = attempt.attempt;

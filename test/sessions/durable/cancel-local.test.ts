@@ -69,7 +69,7 @@ describe('durableSession._cancel', () => {
     });
     await begun.promise;
     expect(durable._openAttempt()).toBeUndefined();
-    expect(durable._cancel('with an attempt', { turn: 1, attempt: 1 })).toBe(false);
+    expect(durable._cancel('with an attempt', { turn: 1, attempt: 1 })).toBe(true);
     expect(durable._cancel('early')).toBe(true);
     go.resolve();
     const err = await rejection(p);

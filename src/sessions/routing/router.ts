@@ -67,6 +67,8 @@ export class Router {
   /** A read of the requests is in flight; `#again`: another was asked for meanwhile. */
   #reading = false;
   #again = false;
+  /** The retry of a read of the requests that failed (unref'd). */
+  #retryRead: ReturnType<typeof setTimeout> | undefined;
   #warned = false;
   /** The sessions published in this process, by id, until they have ended (the registry forgets them when their disposal starts). */
   readonly #tracked = new Map<string, RoutedSession>();
@@ -144,6 +146,8 @@ export class Router {
     this.#stopped = true;
     if (this.#poll !== undefined) clearTimeout(this.#poll);
     this.#poll = undefined;
+    clearTimeout(this.#retryRead);
+    this.#retryRead = undefined;
     for (const set of [...this.#waiters.values()]) for (const wake of [...set]) wake();
     const watch = this.#watch;
     this.#watch = undefined;
@@ -163,6 +167,8 @@ export class Router {
     } catch (err) {
       this.#report(err);
     }
+    // Requests recorded before this subscription were not heard: read them once.
+    if (this.notified) void this.#read();
   }
 
   #onWake(wake: StoreWake): void {
@@ -214,7 +220,8 @@ export class Router {
         try {
           requests = await rt.store.requests(rt.owner);
         } catch {
-          // Read again at the next wake-up or poll.
+          // Read again soon: on a store that notifies, no other wake-up may come for these requests.
+          this.#readLater();
           return;
         }
         for (const r of requests) this.#deliver(r);
@@ -224,11 +231,27 @@ export class Router {
     }
   }
 
+  /** Reads the requests again after `pollMs`, while this process holds a session (one retry pending at a time). */
+  #readLater(): void {
+    if (this.#retryRead !== undefined || this.#stopped) return;
+    this.#retryRead = setTimeout(() => {
+      this.#retryRead = undefined;
+      if (!this.#stopped && this.#rt.registry.list().length > 0) void this.#read();
+    }, this.pollMs);
+    this.#retryRead.unref();
+  }
+
   #deliver(r: HolderRequest): void {
+    if (r.kind === 'handoff') {
+      // A session still being opened here remembers the request and honours it once it is
+      // published and its grace is over (nothing reads this request again on a notifying store).
+      const held = this.#rt.registry.liveHolder(r.sessionId) as RoutedSession | undefined;
+      if (held !== undefined) held._requestHandoff(r.until.getTime());
+      return;
+    }
     const live = this.#rt.registry.get(r.sessionId) as RoutedSession | undefined;
     if (live === undefined || live.isDisposed) return;
-    if (r.kind === 'handoff') live._requestHandoff(r.until.getTime());
-    else live._cancel(r.reason, { turn: r.turn, attempt: r.attempt });
+    live._cancel(r.reason, { turn: r.turn, attempt: r.attempt });
   }
 
   #report(err: unknown): void {

@@ -50,7 +50,15 @@ export async function withWait<T>(rt: LiveRuntime, plan: WaitPlan, attempt: () =
     const ending = router.ending(plan.sessionId);
     if (ending !== undefined) {
       const bound = Math.max(deadline, started + plan.disposeTimeoutMs) - performance.now();
-      if (bound > 0) await Promise.race([ending._whenEnded(), sleep(bound)]);
+      if (bound > 0) {
+        // Cleared once the session has ended: a ref'd timer left behind would keep a finished program alive.
+        let timer: ReturnType<typeof setTimeout> | undefined;
+        const bounded = new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, Math.max(1, Math.ceil(bound)));
+        });
+        await Promise.race([ending._whenEnded(), bounded]);
+        clearTimeout(timer);
+      }
     }
     let err: unknown;
     try {

@@ -12,6 +12,13 @@ const FIRST_RETRY_MS = 100;
 const MAX_RETRY_MS = 5_000;
 /** How long one connection attempt may take. */
 const CONNECT_TIMEOUT_MS = 10_000;
+/**
+ * How often an idle LISTEN connection is checked (`SELECT 1`), and how long the check may
+ * take: a connection that died silently (a NAT or firewall forgot it, a partition) looks
+ * up forever otherwise, and the requests addressed to this process would never be heard.
+ */
+const HEARTBEAT_MS = 2_000;
+const HEARTBEAT_TIMEOUT_MS = 2_000;
 
 /** The part of `pg.Client` the listener uses. */
 interface ListenClient {
@@ -21,7 +28,7 @@ interface ListenClient {
   on(event: 'error', fn: (err: Error) => void): unknown;
   on(event: 'end', fn: () => void): unknown;
   on(event: 'notification', fn: (msg: { channel: string; payload?: string }) => void): unknown;
-  readonly connection?: { readonly stream?: { unref?: () => unknown } };
+  readonly connection?: { readonly stream?: { unref?: () => unknown; destroy?: () => unknown } };
 }
 
 type ClientConfig = { connectionString: string; keepAlive: boolean; connectionTimeoutMillis: number; application_name: string };
@@ -74,6 +81,8 @@ export class PgListener implements WakeSource {
   #retry: ReturnType<typeof setTimeout> | undefined;
   #delay = FIRST_RETRY_MS;
   #attempt: Promise<void> | undefined;
+  /** The heartbeat of the current connection (unref'd). */
+  #beat: ReturnType<typeof setInterval> | undefined;
 
   /**
    * @param url - the connection string to listen on.
@@ -112,12 +121,22 @@ export class PgListener implements WakeSource {
   async close(): Promise<void> {
     this.#closed = true;
     this.#gen += 1;
+    clearInterval(this.#beat);
+    this.#beat = undefined;
     if (this.#retry !== undefined) clearTimeout(this.#retry);
     this.#retry = undefined;
     const client = this.#client;
     this.#client = undefined;
-    if (client !== undefined) await client.end().catch(() => undefined);
-    await this.#attempt;
+    const attempt = this.#attempt;
+    if (client === undefined) {
+      // Not connecting yet (loading the driver): the attempt ends at its next step.
+      await attempt;
+      return;
+    }
+    // Still in its startup handshake: pg's end() would wait for the connect timeout, so the
+    // socket is destroyed first; pg's connect() then never settles, so it is not awaited.
+    if (attempt !== undefined) client.connection?.stream?.destroy?.();
+    await client.end().catch(() => undefined);
   }
 
   #connect(): void {
@@ -130,6 +149,7 @@ export class PgListener implements WakeSource {
           this.#up = true;
           if (this.#failed) this.#hub.recover();
           this.#failed = false;
+          this.#heartbeat(gen);
           // Whatever happened before this LISTEN was not heard: the watchers read again.
           this.#hub.emit({ kind: 'resync' });
         },
@@ -166,12 +186,38 @@ export class PgListener implements WakeSource {
     await client.query(`LISTEN ${WAKE_CHANNEL}`);
   }
 
+  /** Checks the connection of generation `gen` every {@link HEARTBEAT_MS}: one that does not answer in time is dropped (and reconnected). */
+  #heartbeat(gen: number): void {
+    clearInterval(this.#beat);
+    this.#beat = setInterval(() => {
+      const client = this.#client;
+      if (gen !== this.#gen || client === undefined) return;
+      const timeout = setTimeout(() => {
+        client.connection?.stream?.destroy?.();
+        this.#lost(gen, new Error(`the LISTEN connection did not answer a check within ${HEARTBEAT_TIMEOUT_MS} ms`));
+      }, HEARTBEAT_TIMEOUT_MS);
+      timeout.unref();
+      client.query('SELECT 1').then(
+        () => clearTimeout(timeout),
+        (err: unknown) => {
+          clearTimeout(timeout);
+          this.#lost(gen, err);
+        },
+      );
+    }, HEARTBEAT_MS);
+    this.#beat.unref();
+  }
+
   /** The connection of generation `gen` failed or ended: drop it and try again later. */
   #lost(gen: number, err: unknown): void {
     if (gen !== this.#gen || this.#closed) return;
     this.#gen += 1;
+    clearInterval(this.#beat);
+    this.#beat = undefined;
     const client = this.#client;
     this.#client = undefined;
+    // A silent connection: pg's end() would wait for an answer that never comes.
+    client?.connection?.stream?.destroy?.();
     client?.end().catch(() => undefined);
     if (!this.#up && !this.#failed) {
       this.#failed = true;

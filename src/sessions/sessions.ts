@@ -301,9 +301,9 @@ export class Sessions extends ContextView<SessionsRuntime> {
 
 /** The create/resume transaction. Everything up to the reservations runs before any await. */
 async function openDurable(view: Sessions, mode: 'create' | 'resume', options: unknown, read?: Snapshot): Promise<DurableSession> {
-  const call = mode === 'create' ? 'Sessions.create' : 'Sessions.resume';
-  // `open` and the waits read their options once, and hand the snapshot over.
-  const o = read ?? snapshotOptions(options, call, mode);
+  // `open` and the waits read their options once, and hand the snapshot over (naming their call).
+  const o = read ?? snapshotOptions(options, mode === 'create' ? 'Sessions.create' : 'Sessions.resume', mode);
+  const call = o.call ?? (mode === 'create' ? 'Sessions.create' : 'Sessions.resume');
   const ctx = view.context;
   ctx._live(`${call}({ sessionId: "${o.sessionId}" })`);
   const rt = view._runtime;
@@ -448,6 +448,7 @@ function snapshotOptions(options: unknown, call: string, mode: 'create' | 'resum
     }
   }
   return {
+    call,
     sessionId,
     agentId,
     meta,

@@ -47,7 +47,7 @@ export async function beforeSetup(s: DurableState, agent: Agent): Promise<void> 
   if (loaded.info.agentId !== agent.id) {
     throw new SessionError(
       'AGENT_MISMATCH',
-      `Sessions.resume({ agentId: "${agent.id}", sessionId: "${s.id}" }): the session belongs to agent "${loaded.info.agentId}"; resume it with agentId "${loaded.info.agentId}".`,
+      `${s.call}({ agentId: "${agent.id}", sessionId: "${s.id}" }): the session belongs to agent "${loaded.info.agentId}"; resume it with agentId "${loaded.info.agentId}".`,
       { sessionId: s.id },
     );
   }
@@ -94,7 +94,7 @@ async function restoreBeforeSetup(s: DurableState, agent: Agent, loaded: LoadedS
           ? `or give its serializer restore(target, data, version), which restores the inserted instance in place and keeps it`
           : `(its serializer's restore needs an object to restore in place, got ${describeValue(value)})`;
       throw new TypeError(
-        `Sessions.resume({ sessionId: "${s.id}" }): setup inserted ${nameOf(t)}, but its persisted value ("${serializer.key}") was already restored before setup; ` +
+        `${s.call}({ sessionId: "${s.id}" }): setup inserted ${nameOf(t)}, but its persisted value ("${serializer.key}") was already restored before setup; ` +
           `read it with agentCtx.getMut(${nameOf(t)}) instead of inserting a new one, ${fix}.`,
       );
     }

@@ -36,6 +36,8 @@ export interface OpenSnapshot {
   readonly meta: JsonValue;
   /** `open({ handoff })`: this session's handoff policy; the plugin's `handoff` when absent. */
   readonly handoff?: 'idle' | 'never';
+  /** The call the application made (`Sessions.open`, `Sessions.resume`, `Sessions.create`), for messages. */
+  readonly call?: string;
 }
 
 /** @internal What holds the turn slot: a turn, a rollback or a checkpoint. */
@@ -154,6 +156,8 @@ export class DurableState {
   closedBy: ClosedBy | undefined;
   /** This session's handoff policy (`open({ handoff })`, else the plugin's). */
   readonly handoff: 'idle' | 'never';
+  /** The call that opened the session, for messages (`Sessions.open` for both paths of `open`). */
+  readonly call: string;
   /** When the session was published (`performance.now()`), for the handoff grace; `undefined` while loading. */
   openedAt: number | undefined;
   /** True once a `turn()` settled (the handoff grace is over then). */
@@ -187,6 +191,7 @@ export class DurableState {
     this.id = open.sessionId;
     this.meta = open.meta;
     this.handoff = open.handoff ?? rt.handoff;
+    this.call = open.call ?? (mode === 'create' ? 'Sessions.create' : 'Sessions.resume');
     this.whenEnded = new Promise<void>((resolve) => {
       this.#endedNow = resolve;
     });

@@ -104,12 +104,20 @@ function sleep(ms: number): Promise<void> {
 
 /** The `SESSION_BUSY` of a wait that ran out (or of no wait at all). */
 function waited(plan: WaitPlan, busy: SessionError, ms: number): SessionError {
-  if (plan.waitMs === 0) return busy;
   const holder = busy.holder;
+  if (plan.waitMs === 0) {
+    if (holder === undefined) return busy;
+    const ask = plan.handoff === 'idle' ? ' (the holder is then asked to hand it off, and does once it has no turn in flight)' : '';
+    return new SessionError(
+      'SESSION_BUSY',
+      `${plan.call}({ sessionId: "${plan.sessionId}" }): session busy: owner "${holder.owner}" (epoch ${holder.epoch}) holds it, with ${Math.max(0, Math.round(holder.remainingMs))} ms left on its lease. Pass waitMs to wait for it${ask}.`,
+      { sessionId: plan.sessionId, holder, cause: busy },
+    );
+  }
   const who =
     holder === undefined
       ? 'it stayed busy'
-      : `owner "${holder.owner}" (epoch ${holder.epoch}) still holds it, for another ${Math.max(0, Math.round(holder.remainingMs))} ms`;
+      : `owner "${holder.owner}" (epoch ${holder.epoch}) still holds it, with ${Math.max(0, Math.round(holder.remainingMs))} ms left on its lease`;
   const hint =
     plan.handoff === 'idle'
       ? 'The holder was asked to hand it off: it keeps a session while a turn runs or is queued, for handoffGraceMs after its open, or always with handoff: "never".'

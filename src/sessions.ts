@@ -43,7 +43,7 @@ export type {
 export { SessionError, SESSION_ERROR_CODES } from './sessions/errors.js';
 export type { SessionErrorCode, SessionErrorOptions, LeaseHolder } from './sessions/errors.js';
 export { checkAbort, checkAcquire, checkAttempt, checkBegin, checkCancelRequest, checkCommit, checkCreate, checkDelete, checkHandoffRequest, checkEvents, checkEventsQuery, checkInt, checkJson, checkLabel, checkLease, checkList, checkLoad, checkLocals, checkName, checkRenew, compareCodePoints, encodeCursor } from './sessions/store/input.js';
-export type { CheckedAbort, CheckedBegin, CheckedCommit, CheckedCreate } from './sessions/store/input.js';
+export type { CheckedAbort, CheckedBegin, CheckedCancelRequest, CheckedCommit, CheckedCreate } from './sessions/store/input.js';
 export { SqlSessionStore } from './sessions/store/sql/base.js';
 export type { SqlSessionStoreOptions } from './sessions/store/sql/base.js';
 export type { SqlConn, SqlDialect, SqlDriver, SqlResult, SqlRow, SqlValue } from './sessions/store/sql/driver.js';

@@ -514,11 +514,19 @@ export function checkHandoffRequest(
   });
 }
 
+/** The arguments of `requestCancel`, checked. */
+export interface CheckedCancelRequest {
+  /** The session whose open attempt is cancelled. */
+  readonly sessionId: string;
+  /** Why: any string (stored as JSON text). */
+  readonly reason: string;
+}
+
 /**
  * The checked arguments of `requestCancel(sessionId, reason)`: `reason` is any string (stored as JSON text).
  * @throws TypeError naming the argument that is wrong.
  */
-export function checkCancelRequest(sessionId: unknown, reason: unknown): { sessionId: string; reason: string } {
+export function checkCancelRequest(sessionId: unknown, reason: unknown): CheckedCancelRequest {
   const id = checkName(sessionId, 'sessionId');
   if (typeof reason !== 'string') throw new TypeError(`reason must be a string, got ${describeValue(reason)}.`);
   return { sessionId: id, reason };

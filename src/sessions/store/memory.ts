@@ -472,7 +472,7 @@ export class MemorySessionStore implements store.SessionStore {
     return { turn, attempt };
   }
 
-  /** {@inheritDoc SessionStore.requests} (A moot cancel, of an attempt that ended, is dropped here.) */
+  /** See {@link SessionStore.requests}. A moot cancel, of an attempt that ended, is dropped here. */
   async requests(owner: string): Promise<readonly store.HolderRequest[]> {
     this.#open('requests');
     const o = check.checkName(owner, 'owner');

@@ -503,7 +503,7 @@ export class SqlSessionStore implements SessionStore {
 
   // ---- routing: handoff and cancel requests, wake-ups -----------------------------------
 
-  /** {@inheritDoc SessionStore.requestHandoff} */
+  /** See {@link SessionStore.requestHandoff}. */
   requestHandoff(sessionId: string, request: { readonly owner: string; readonly until: Date }): Promise<boolean> {
     return this.#op('requestHandoff', async () => {
       const h = check.checkHandoffRequest(sessionId, request);
@@ -513,7 +513,7 @@ export class SqlSessionStore implements SessionStore {
     });
   }
 
-  /** {@inheritDoc SessionStore.requestCancel} */
+  /** See {@link SessionStore.requestCancel}. */
   requestCancel(sessionId: string, reason: string): Promise<store.TurnAttempt | undefined> {
     return this.#op('requestCancel', async () => {
       const c = check.checkCancelRequest(sessionId, reason);
@@ -524,7 +524,7 @@ export class SqlSessionStore implements SessionStore {
     });
   }
 
-  /** {@inheritDoc SessionStore.requests} */
+  /** See {@link SessionStore.requests}. */
   requests(owner: string): Promise<readonly store.HolderRequest[]> {
     return this.#op('requests', async () => {
       const o = check.checkName(owner, 'owner');
@@ -532,7 +532,7 @@ export class SqlSessionStore implements SessionStore {
     });
   }
 
-  /** {@inheritDoc SessionStore.watch} */
+  /** See {@link SessionStore.watch}. */
   watch(onWake: (wake: store.StoreWake) => void, onError?: (err: Error) => void): store.StoreWatch {
     check.checkWatch(onWake, onError);
     if (this.#closed) return this.#hub.subscribe(onWake, onError, fail.storeClosed('store.watch()'));

@@ -11,12 +11,15 @@
  *   five frozen tools per agent id, set, one tool body called, deleted).
  * - Heap per live agent with five tools (no session), against inversify child containers
  *   and the `Map` floor.
+ * - A one-task subagent (`agents.runTask`) with and without `output` (structured results),
+ *   against the same task with one more scoped tool and one scoped guard: what `output` may
+ *   cost.
  *
  * Run alone: `npm run build:run && node --expose-gc .build/bench/agents.bench.js [--quick]`.
  */
 import 'reflect-metadata';
 import { Container } from 'inversify';
-import { Agents, AgentsPlugin, Server, Tools, ToolsPlugin, openSession, type AgentHandle, type ToolDefinition } from '../src/index.js';
+import { Agents, AgentsPlugin, PromptsPlugin, Server, Tools, ToolsPlugin, openSession, type AgentHandle, type ToolDefinition } from '../src/index.js';
 import { runAgentsLoad } from '../test/fixtures/agents-load.js';
 import { budget, compare, settleHeap, type Contender } from './harness.js';
 import { LIFECYCLE_PEERS, RESIDENT, type LifecycleTool } from './peers.js';
@@ -114,6 +117,86 @@ async function lifecycleRows(): Promise<BenchRow[]> {
   return rows;
 }
 
+/** The capture tool's schema of the structured task, and one more tool (with a guard) for the task it is weighed against. */
+const OUTPUT = { type: 'object', properties: { title: { type: 'string' }, body: { type: 'string' } }, required: ['title', 'body'] };
+const EXTRA: ToolDefinition<{ q: string }> = { name: 'extra', description: 'extra', parameters: OUTPUT, execute: () => 'ok' };
+
+/**
+ * A one-task subagent (`agents.runTask`) with 5 scoped tools whose `fn` runs one tool call,
+ * three ways in one run: plain; with `output` (fn also calls the capture tool, which
+ * commits); and plain plus one more scoped tool and one scoped guard (fn also calls that
+ * tool): what `output` is allowed to cost.
+ */
+async function taskRows(): Promise<BenchRow[]> {
+  const s = new Server();
+  s.addPlugins(new ToolsPlugin(), new PromptsPlugin(), new AgentsPlugin());
+  await s.finish();
+  const agents = s.createContext().get(Agents);
+  // A live tool sharing each schema keeps its validator compiled, as in a service.
+  s.createContext().get(Tools).register({ name: 'keep-warm', description: 'x', parameters: SCHEMA, execute: () => 'x' });
+  s.createContext().get(Tools).register({ name: 'keep-warm-2', description: 'x', parameters: OUTPUT, execute: () => 'x' });
+  const VALUE = Object.freeze({ title: 't', body: 'b' });
+  const plain = async (n: number): Promise<number> => {
+    let sink = 0;
+    for (let i = 0; i < n; i++) sink += (await agents.runTask({ setup, fn: async (a) => (await a.ctx.get(Tools).execute(CALL)).content.length })) as number;
+    return sink;
+  };
+  const withOutput = async (n: number): Promise<number> => {
+    let sink = 0;
+    for (let i = 0; i < n; i++) {
+      const r = await agents.runTask({
+        setup,
+        output: OUTPUT,
+        fn: async (a) => {
+          const tools = a.ctx.get(Tools);
+          const c = (await tools.execute(CALL)).content.length;
+          await tools.execute({ callId: 'c2', name: 'structured_output', arguments: VALUE });
+          return c;
+        },
+      });
+      sink += r.result;
+    }
+    return sink;
+  };
+  const extraSetup = (ctx: Parameters<typeof setup>[0]): void => {
+    setup(ctx);
+    const tools = ctx.get(Tools);
+    tools.register(EXTRA);
+    tools.guard((call) => (call.name === 'never' ? 'no' : undefined));
+  };
+  const plusToolAndGuard = async (n: number): Promise<number> => {
+    let sink = 0;
+    for (let i = 0; i < n; i++) {
+      sink += (await agents.runTask({
+        setup: extraSetup,
+        fn: async (a) => {
+          const tools = a.ctx.get(Tools);
+          const c = (await tools.execute(CALL)).content.length;
+          await tools.execute({ callId: 'c2', name: 'extra', arguments: VALUE });
+          return c;
+        },
+      })) as number;
+    }
+    return sink;
+  };
+  const c = await compare([
+    { name: 'task', run: plain },
+    { name: 'task-output', run: withOutput },
+    { name: 'task+tool+guard', run: plusToolAndGuard },
+  ]);
+  await s.dispose();
+  const us = (name: string): { min: number; median: number; samples: readonly number[] } => {
+    const x = c.ns(name);
+    return { min: x.min / 1000, median: x.median / 1000, samples: x.samples.map((v) => v / 1000) };
+  };
+  return [
+    row('task.plain', 'agents.runTask with 5 scoped tools, fn runs one tool call', 'µs/task', us('task')),
+    row('task.output', 'same with output (capture tool, protected instruction, stop guard), fn also calls the capture tool', 'µs/task', us('task-output')),
+    row('task.tool+guard', 'same as plain plus one scoped tool and one scoped guard, fn also calls that tool', 'µs/task', us('task+tool+guard')),
+    row('task.output/tool+guard', 'task with output / task with one more tool and guard (same round)', 'x', c.ratio('task-output', 'task+tool+guard'), { text: '<= 1.5', max: 1.5 }),
+  ];
+}
+
 async function memoryRows(): Promise<BenchRow[]> {
   const N = 5000;
   const s = await server();
@@ -169,7 +252,7 @@ async function loadRows(): Promise<BenchRow[]> {
 
 /** Runs the agents benchmark. */
 export function run(): Promise<BenchReport> {
-  return withLoad('agents', async () => [...(await lifecycleRows()), ...(await loadRows()), ...(await memoryRows())]);
+  return withLoad('agents', async () => [...(await lifecycleRows()), ...(await taskRows()), ...(await loadRows()), ...(await memoryRows())]);
 }
 
 await runIfMain('agents.bench.js', run);

@@ -123,7 +123,9 @@ async function create(view: AgentsView, { id, kind, setup, parent, parentFilter 
   // The teardown as a promise is made only when something waits for it (an async step, a
   // composition); a synchronous setup only checks the flag.
   const teardown = new Teardown();
-  const controller = steps.beforeSetup !== undefined || steps.prepare !== undefined ? new AbortController() : undefined;
+  // The steps' signal: aborted by a teardown that starts while they run. Dropped once they
+  // are over, so the agent's end, maybe much later, does not build an error nobody reads.
+  let controller = steps.beforeSetup !== undefined || steps.prepare !== undefined ? new AbortController() : undefined;
   agent._onAbort(() => {
     teardown.started = true;
     teardown.resolve?.('aborted');
@@ -177,6 +179,7 @@ async function create(view: AgentsView, { id, kind, setup, parent, parentFilter 
       throw await rollback(agent, disposedMeanwhile(agent, parent, own ? 'it was being prepared' : 'its setup was running'));
     }
   }
+  controller = undefined;
 
   // ---- a member of a group: the group's root publishes it
   if (settleMember !== undefined) {

@@ -21,6 +21,7 @@ import { installCapture } from './structured/capture-tool.js';
 import { readOutput, releaseOutput, type OutputPlan, type TaskOutput } from './structured/options.js';
 import { CaptureStage } from './structured/stage.js';
 import { settledReason, stoppedReason } from './structured/stop.js';
+import { StopLatch } from './structured/stop-latch.js';
 import { StructuredTask } from './structured/task.js';
 
 const CALL = 'Agents.runTask';
@@ -104,7 +105,7 @@ interface TaskPlan<R> {
 interface Capture {
   readonly plan: OutputPlan;
   readonly stage: CaptureStage;
-  readonly controller: AbortController;
+  readonly latch: StopLatch;
   readonly task: StructuredTask;
   /** The capture tool was registered (and so holds the plan's validator reference). */
   registered: boolean;
@@ -209,7 +210,8 @@ async function run<R>(view: AgentsView, plan: TaskPlan<R>, task: Task): Promise<
     return await runWith(view, plan, task, capture);
   } finally {
     if (capture !== undefined) {
-      if (!capture.controller.signal.aborted) capture.controller.abort(task.gone ? task.reason : settledReason(plan.label));
+      const reason = task.reason;
+      capture.latch.stop(task.gone ? () => reason : () => settledReason(plan.label));
       // a tool never registered still holds the schema's validator reference
       if (!capture.registered) releaseOutput(capture.plan);
     }
@@ -218,12 +220,10 @@ async function run<R>(view: AgentsView, plan: TaskPlan<R>, task: Task): Promise<
 
 /** The structured part of a task with `output`: its stage, stop signal and `task` object. */
 function startCapture(plan: OutputPlan, label: string, task: Task): Capture {
-  const controller = new AbortController();
-  const stage = new CaptureStage(() => controller.abort(stoppedReason(label, plan.toolName)));
-  const capture: Capture = { plan, stage, controller, task: new StructuredTask(stage, controller.signal, plan.toolName), registered: false };
-  task.onGone = (reason) => {
-    if (!controller.signal.aborted) controller.abort(reason);
-  };
+  const latch = new StopLatch();
+  const stage = new CaptureStage(() => latch.stop(() => stoppedReason(label, plan.toolName)));
+  const capture: Capture = { plan, stage, latch, task: new StructuredTask(stage, latch, plan.toolName), registered: false };
+  task.onGone = (reason) => latch.stop(() => reason);
   return capture;
 }
 
@@ -247,7 +247,7 @@ async function runWith<R>(view: AgentsView, plan: TaskPlan<R>, task: Task, captu
     throw task.reason;
   }
   // the task ends with fn: its stop signal aborts before the subagent is disposed
-  if (capture !== undefined && !capture.controller.signal.aborted) capture.controller.abort(settledReason(plan.label));
+  capture?.latch.stop(() => settledReason(plan.label));
   try {
     await agent._dispose();
   } catch (disposeError) {

@@ -3,6 +3,7 @@
  * recorded its structured result (the task is then stopped), the value, and a signal that
  * aborts at the stop.
  */
+import type { StopLatch } from './stop-latch.js';
 import type { CaptureStage } from './stage.js';
 
 /**
@@ -19,13 +20,13 @@ import type { CaptureStage } from './stage.js';
  */
 export class StructuredTask<V = unknown> {
   readonly #stage: CaptureStage;
-  readonly #signal: AbortSignal;
+  readonly #latch: StopLatch;
   readonly #toolName: string;
 
   /** @internal Made by `runTask`; there is no other way to make one. */
-  constructor(stage: CaptureStage, signal: AbortSignal, toolName: string) {
+  constructor(stage: CaptureStage, latch: StopLatch, toolName: string) {
     this.#stage = stage;
-    this.#signal = signal;
+    this.#latch = latch;
     this.#toolName = toolName;
     Object.freeze(this);
   }
@@ -51,7 +52,7 @@ export class StructuredTask<V = unknown> {
    * the task.
    */
   get stopSignal(): AbortSignal {
-    return this.#signal;
+    return this.#latch.signal;
   }
 
   /** The name of the capture tool the subagent records its result with (`structured_output` unless `output.toolName` says otherwise). */

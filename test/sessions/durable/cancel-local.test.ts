@@ -4,9 +4,7 @@
  * rollback or a checkpoint; a turn whose started record is still being written is cancelled
  * without running `fn`.
  */
-import { MemorySessionStore, type SessionStore } from '../../../src/index.js';
-import { delegateStore } from '../harness.js';
-import { deferred, opened, rejection } from './helpers.js';
+import { deferred, heldCall, opened, rejection } from './helpers.js';
 
 describe('durableSession._cancel', () => {
   test('a queued turn is not cancelled: the one in flight is, and the queued one then runs', async () => {
@@ -31,16 +29,7 @@ describe('durableSession._cancel', () => {
   });
 
   test('a rollback or a checkpoint holding the slot is not a turn: false', async () => {
-    const inner = new MemorySessionStore();
-    const pinning = deferred();
-    const go = deferred();
-    const store = delegateStore(inner, {
-      pin: async (...args: Parameters<SessionStore['pin']>) => {
-        pinning.resolve();
-        await go.promise;
-        return inner.pin(...args);
-      },
-    });
+    const { store, entered: pinning, go } = heldCall('pin');
     const { server, durable } = await opened({}, store);
     const p = durable.checkpoint('held');
     await pinning.promise;
@@ -52,16 +41,7 @@ describe('durableSession._cancel', () => {
   });
 
   test('while the started record is written: no open attempt yet; a cancel without attempt stops the turn before fn', async () => {
-    const inner = new MemorySessionStore();
-    const begun = deferred();
-    const go = deferred();
-    const store = delegateStore(inner, {
-      begin: async (...args: Parameters<SessionStore['begin']>) => {
-        begun.resolve();
-        await go.promise;
-        return inner.begin(...args);
-      },
-    });
+    const { inner, store, entered: begun, go } = heldCall('begin');
     const { server, durable } = await opened({}, store);
     let ran = false;
     const p = durable.turn(() => {

@@ -3,7 +3,7 @@
  * a deferred promise, and the rejection of a promise.
  */
 import { MemorySessionStore, Sessions, type DurableSession, type SessionStore, type SessionsPluginOptions } from '../../../src/index.js';
-import { serverOn, type Harness } from '../harness.js';
+import { delegateStore, serverOn, type Harness } from '../harness.js';
 
 export interface Opened extends Harness {
   readonly durable: DurableSession;
@@ -49,3 +49,19 @@ export const say = (content: string) => ({ role: 'user' as const, content });
 
 /** Lets pending promise callbacks and immediates run. */
 export const tick = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+/** A memory store whose `method` calls wait, once entered, until `go` resolves (`entered` resolves when the first one arrives). */
+export function heldCall(method: 'begin' | 'commit' | 'pin'): { inner: MemorySessionStore; store: SessionStore; entered: Deferred; go: Deferred } {
+  const inner = new MemorySessionStore();
+  const entered = deferred();
+  const go = deferred();
+  const call = inner[method].bind(inner) as (...args: unknown[]) => Promise<unknown>;
+  const store = delegateStore(inner, {
+    [method]: async (...args: unknown[]) => {
+      entered.resolve();
+      await go.promise;
+      return call(...args);
+    },
+  });
+  return { inner, store, entered, go };
+}

@@ -29,7 +29,7 @@ import { PostgresSessionStore } from '../../../src/sessions/postgres.js';
 import { SqliteSessionStore } from '../../../src/sessions/sqlite.js';
 import { delegateStore } from '../harness.js';
 import { createTestDatabase, describePg, pgTarget } from '../pg-target.js';
-import { deferred, opened, rejection, say, type Deferred } from './helpers.js';
+import { deferred, heldCall, opened, rejection, say, type Deferred } from './helpers.js';
 
 interface World {
   readonly server: Server;
@@ -205,16 +205,7 @@ describe('turn(fn, { signal }) on the memory store', () => {
   });
 
   test('an abort during begin: fn does not run and the attempt is aborted', async () => {
-    const inner = new MemorySessionStore();
-    const begun = deferred();
-    const go = deferred();
-    const store = delegateStore(inner, {
-      begin: async (...args: Parameters<SessionStore['begin']>) => {
-        begun.resolve();
-        await go.promise;
-        return inner.begin(...args);
-      },
-    });
+    const { inner, store, entered: begun, go } = heldCall('begin');
     const { server, durable } = await opened({}, store);
     const ac = new AbortController();
     let ran = false;
@@ -236,16 +227,7 @@ describe('turn(fn, { signal }) on the memory store', () => {
   });
 
   test('an abort after fn returned changes nothing: the turn commits and resolves', async () => {
-    const inner = new MemorySessionStore();
-    const committing = deferred();
-    const go = deferred();
-    const store = delegateStore(inner, {
-      commit: async (...args: Parameters<SessionStore['commit']>) => {
-        committing.resolve();
-        await go.promise;
-        return inner.commit(...args);
-      },
-    });
+    const { store, entered: committing, go } = heldCall('commit');
     const { server, durable } = await opened({}, store);
     const ac = new AbortController();
     let ctxSignal: AbortSignal | undefined;

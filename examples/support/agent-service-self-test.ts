@@ -23,7 +23,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 
 /** Options of {@link runSelfTest}. */
 export interface SelfTestOptions {
@@ -269,11 +268,20 @@ function temporarySqliteFile(): TemporaryStore {
   return { args: ['--db', file], describe: `SQLite file ${file}`, remove: async () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+/** What the self-test uses of a `pg.Client`. */
+interface AdminClient {
+  connect(): Promise<unknown>;
+  query(sql: string): Promise<unknown>;
+  end(): Promise<void>;
+}
+
 /** A fresh database on the server of `adminUrl`, dropped (with its connections) by `remove`. */
 async function temporaryDatabase(adminUrl: string): Promise<TemporaryStore> {
   const name = `polestar_service_${randomBytes(6).toString('hex')}`;
   const admin = async (sql: string): Promise<void> => {
-    const client = new pg.Client({ connectionString: adminUrl });
+    // pg is only needed with --pg (an optional peer): loaded then, typed by what is used.
+    const pg = (await import('pg' as string)) as { default: { Client: new (o: { connectionString: string }) => AdminClient } };
+    const client = new pg.default.Client({ connectionString: adminUrl });
     await client.connect();
     try {
       await client.query(sql);

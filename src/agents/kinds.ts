@@ -11,6 +11,12 @@ import type { AgentRegistry } from './registry.js';
 /** The longest kind name `agents.define` accepts, in UTF-16 code units. */
 const MAX_KIND_NAME = 1024;
 
+/** @internal What the kind lookups use of an `Agents` view. */
+interface AgentsView {
+  /** @internal */
+  readonly _registry: AgentRegistry;
+}
+
 /** @internal The behaviour of {@link Agents.define}: validates, defines and returns the kind (throws a `TypeError` on bad input). */
 export function defineKind(registry: AgentRegistry, name: unknown, options: unknown): AgentKind {
   const call = 'Agents.define';
@@ -67,12 +73,12 @@ export function resolveKind(registry: AgentRegistry, kindOrName: unknown, where:
  * @throws TypeError naming the kinds that exist for an unknown name, and for a kind of
  *   another server or a value that is neither a kind nor a string.
  */
-export function kindOf(agents: { readonly _registry: AgentRegistry }, kindOrName: unknown, where: string): AgentKind {
+export function kindOf(agents: AgentsView, kindOrName: unknown, where: string): AgentKind {
   return resolveKind(agents._registry, kindOrName, where);
 }
 
 /** @internal The kind named `name` on the server of an `Agents` view, `undefined` when none is defined (no throw). */
-export function findKind(agents: { readonly _registry: AgentRegistry }, name: string): AgentKind | undefined {
+export function findKind(agents: AgentsView, name: string): AgentKind | undefined {
   return agents._registry.kinds.get(name);
 }
 

@@ -26,11 +26,13 @@ const NOTIFIED_SAFETY_MS = 1_000;
 export interface RoutedSession {
   readonly id: string;
   readonly isDisposed: boolean;
-  /** From the start of its close until it has ended. */
+  /** @internal From the start of its close until it has ended. */
   readonly _closing: boolean;
-  /** Settles once it is disposed, its lease given up and its id free. */
+  /** @internal Settles once it is disposed, its lease given up and its id free. */
   _whenEnded(): Promise<void>;
+  /** @internal A handoff request with its deadline. */
   _requestHandoff(until: number): void;
+  /** @internal Cancels the turn in flight. */
   _cancel(reason: string, attempt?: { readonly turn: number; readonly attempt: number }): boolean;
 }
 

@@ -10,7 +10,7 @@
  * with TURN_CANCELLED).
  */
 import { MemorySessionStore, SessionError, Sessions, type SessionStore } from '../../src/index.js';
-import { serverOn, type Harness } from '../sessions/harness.js';
+import { serverOn, untilAborted, type Harness } from '../sessions/harness.js';
 
 /** `store` whose `begin` replies only once `gate` resolves (its work is done at once: the started record is stored). */
 function slowBeginReplies(store: SessionStore, gate: Promise<void>): SessionStore {
@@ -49,13 +49,7 @@ test('a cancel recorded while the holder waits for its begin reply still aborts 
     .turn(async (turnCtx, session) => {
       ran = true;
       session.history.append({ role: 'user', content: 'must not commit' });
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 1_500);
-        turnCtx.signal.addEventListener('abort', () => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+      await untilAborted(turnCtx.signal, 1_500);
       return 'finished';
     })
     .then(

@@ -7,7 +7,7 @@
  * recorded by another process, which answered `true`, never reaches the turn (SPEC 13.2).
  */
 import { MemorySessionStore, SessionError, Sessions, type SessionStore } from '../../src/index.js';
-import { serverOn, type Harness } from '../sessions/harness.js';
+import { serverOn, untilAborted, type Harness } from '../sessions/harness.js';
 
 /** `store` whose next `requests()` fails once `failNext` is set. */
 function flakyRequests(store: SessionStore): { store: SessionStore; failNext(): void; failed(): number } {
@@ -50,13 +50,7 @@ test('a cancel whose first read by the holder failed still reaches the turn', as
   const turn = d
     .turn(async (turnCtx) => {
       started();
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 5_000);
-        turnCtx.signal.addEventListener('abort', () => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+      await untilAborted(turnCtx.signal, 5_000);
     })
     .catch((e: unknown) => e);
   await ready;

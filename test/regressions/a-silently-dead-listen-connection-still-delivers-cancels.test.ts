@@ -11,7 +11,7 @@
 import { createServer, Socket, type Server as NetServer } from 'node:net';
 import { SessionError, Sessions } from '../../src/index.js';
 import { PostgresSessionStore } from '../../src/sessions/postgres.js';
-import { serverOn, type Harness } from '../sessions/harness.js';
+import { serverOn, untilAborted, type Harness } from '../sessions/harness.js';
 import { createTestDatabase, describePg, pgTarget } from '../sessions/pg-target.js';
 
 const target = await pgTarget();
@@ -79,13 +79,7 @@ describePg(target)('a LISTEN connection that died silently', () => {
     const hang = () =>
       d
         .turn(async (turnCtx) => {
-          await new Promise<void>((resolve) => {
-            const timer = setTimeout(resolve, 15_000);
-            turnCtx.signal.addEventListener('abort', () => {
-              clearTimeout(timer);
-              resolve();
-            });
-          });
+          await untilAborted(turnCtx.signal, 15_000);
         })
         .catch((e: unknown) => e);
     const until = async (ok: () => Promise<boolean>): Promise<void> => {

@@ -7,7 +7,7 @@
 import { SessionError, Sessions } from '../../src/index.js';
 import { PostgresSessionStore } from '../../src/sessions/postgres.js';
 import { describeCluster, pgClusterAvailability, startPgCluster, type PgCluster } from '../faults/support/pg-cluster.js';
-import { serverOn, type Harness } from '../sessions/harness.js';
+import { serverOn, untilAborted, type Harness } from '../sessions/harness.js';
 
 const avail = pgClusterAvailability();
 
@@ -48,13 +48,7 @@ describeCluster(avail)('routing across a PostgreSQL restart', () => {
     const turn = d
       .turn(async (turnCtx) => {
         started();
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, 10_000);
-          turnCtx.signal.addEventListener('abort', () => {
-            clearTimeout(timer);
-            resolve();
-          });
-        });
+        await untilAborted(turnCtx.signal, 10_000);
       })
       .catch((e: unknown) => e);
     await ready;

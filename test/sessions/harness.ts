@@ -74,6 +74,17 @@ export function recordEvents(ctx: SystemContext): Recorded[] {
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** Resolves when `signal` aborts, or after `ms` (a turn standing in for a slow model call that its abort ends). */
+export function untilAborted(signal: AbortSignal, ms: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
 /** A store that forwards to `inner`, with some methods replaced (stands in for a slow or failing backend). */
 export function delegateStore(inner: SessionStore, overrides: Partial<SessionStore>): SessionStore {
   const methods = ['create', 'acquire', 'renew', 'release', 'begin', 'append', 'commit', 'abort', 'rollback', 'pin', 'load', 'checkpoints', 'list', 'delete', 'events', 'close'] as const;

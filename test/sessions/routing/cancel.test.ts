@@ -5,7 +5,7 @@
  * is unknown; bad input is a TypeError. Two servers on one store stand in for two processes.
  */
 import { SessionError, type DurableSession, type Sessions } from '../../../src/index.js';
-import { sleep } from '../harness.js';
+import { sleep, untilAborted } from '../harness.js';
 import { Pairs, say, storeKinds } from './pairs.js';
 
 const { kinds, cleanup } = await storeKinds('cancel');
@@ -19,13 +19,7 @@ function hangingTurn(d: DurableSession): { done: Promise<unknown>; started: Prom
     .turn(async (turnCtx, session) => {
       session.history.append({ role: 'user', content: 'never committed' });
       started();
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 10_000);
-        turnCtx.signal.addEventListener('abort', () => {
-          clearTimeout(timer);
-          resolve();
-        });
-      });
+      await untilAborted(turnCtx.signal, 10_000);
       return 'finished';
     })
     .then(

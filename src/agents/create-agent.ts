@@ -38,6 +38,11 @@ export interface CreateAgentSteps {
   readonly beforeSetup?: AgentStep;
   /** Runs after `setup`, still unpublished (e.g. restoring persisted locals). */
   readonly prepare?: AgentStep;
+  /**
+   * `false` when the steps never read their `signal` (they are synchronous): they get a
+   * signal that never aborts, and no `AbortController` is made for the agent.
+   */
+  readonly signal?: false;
 }
 
 /**
@@ -125,7 +130,7 @@ async function create(view: AgentsView, { id, kind, setup, parent, parentFilter 
   const teardown = new Teardown();
   // The steps' signal: aborted by a teardown that starts while they run. Dropped once they
   // are over, so the agent's end, maybe much later, does not build an error nobody reads.
-  let controller = steps.beforeSetup !== undefined || steps.prepare !== undefined ? new AbortController() : undefined;
+  let controller = steps.signal !== false && (steps.beforeSetup !== undefined || steps.prepare !== undefined) ? new AbortController() : undefined;
   agent._onAbort(() => {
     teardown.started = true;
     teardown.resolve?.('aborted');
@@ -148,7 +153,7 @@ async function create(view: AgentsView, { id, kind, setup, parent, parentFilter 
   }
 
   // ---- the unpublished steps, each raced against the agent's teardown
-  const signal = controller?.signal as AbortSignal;
+  const signal = controller === undefined ? NEVER_ABORTED : controller.signal;
   const { beforeSetup, prepare } = steps;
   for (let step = 0; step < 3; step++) {
     // 0: beforeSetup, 1: setup, 2: prepare (a caller's own steps are 0 and 2)
@@ -213,6 +218,9 @@ async function create(view: AgentsView, { id, kind, setup, parent, parentFilter 
   agent._composition = undefined;
   return new AgentHandle(agent);
 }
+
+/** The signal of steps that never read it (`steps.signal === false`): never aborted. */
+const NEVER_ABORTED: AbortSignal = new AbortController().signal;
 
 /** Whether (and, once something waits, a promise of when) an agent's teardown started. A class: see `Entry` in scope/layers.ts (it lives as long as its agent). */
 class Teardown {

@@ -13,7 +13,7 @@ import { describeValue, errorText } from '../context/token.js';
 import { groupSlot } from '../lifetime/groups.js';
 import type { InFlight } from '../lifetime/work.js';
 import { Agent } from './agent.js';
-import { createAgent, type AgentsView } from './create-agent.js';
+import { createAgent, type AgentsView, type CreateAgentSteps } from './create-agent.js';
 import type { AgentSetup, CreateAgentOptions } from './create-agent-options.js';
 import { AgentError } from './errors.js';
 import { AgentKind } from './kind.js';
@@ -25,6 +25,9 @@ import { StopLatch } from './structured/stop-latch.js';
 import { StructuredTask } from './structured/task.js';
 
 const CALL = 'Agents.runTask';
+
+/** The create steps of a task without `output`. */
+const PLAIN_STEPS: CreateAgentSteps = Object.freeze({ call: CALL });
 
 /** The work of a task: given the task's subagent, returns the task's result (or a promise of it). */
 export type TaskFn<R> = (agent: Agent) => R | Promise<R>;
@@ -97,6 +100,8 @@ interface TaskPlan<R> {
   readonly fn: TaskFn<R> | StructuredTaskFn<unknown, R>;
   /** How messages name the task: `Agents.runTask({ id: "x" })`. */
   readonly label: string;
+  /** How messages about `output` name the task: `Agents.runTask({ id: "x", output })`. */
+  readonly outputLabel: string;
   /** The `output` option, read and checked; `undefined` without one. */
   readonly output: OutputPlan | undefined;
 }
@@ -230,10 +235,10 @@ function startCapture(plan: OutputPlan, label: string, task: Task): Capture {
 async function runWith<R>(view: AgentsView, plan: TaskPlan<R>, task: Task, capture: Capture | undefined): Promise<unknown> {
   let agent: Agent;
   try {
-    const steps =
+    const steps: CreateAgentSteps =
       capture === undefined
-        ? { call: CALL }
-        : { call: CALL, prepare: (ctx: SystemContext) => installCapture(ctx, capture.plan, capture.stage, withOutput(plan.label), () => void (capture.registered = true)) };
+        ? PLAIN_STEPS
+        : { call: CALL, signal: false, prepare: (ctx: SystemContext) => installCapture(ctx, capture.plan, capture.stage, plan.outputLabel, () => void (capture.registered = true)) };
     agent = (await createAgent(view, plan.create, steps)).agent;
   } catch (err) {
     // the create rolled the subagent back; an owner disposed meanwhile is the reason
@@ -317,8 +322,9 @@ function readTask<R>(options: unknown, view: AgentsView): TaskPlan<R> {
   const label = typeof id === 'string' ? `${CALL}({ id: ${JSON.stringify(id)} })` : `${CALL}(options)`;
   const rawOutput = read(options, 'output');
   // last: nothing after it can refuse the task, so a refused task holds no validator reference
-  const output = rawOutput === undefined ? undefined : readOutput(rawOutput, withOutput(label), view.context.server);
-  return { create: create as unknown as CreateAgentOptions, parent, fn: fn as TaskFn<R>, label, output };
+  const outputLabel = rawOutput === undefined ? label : withOutput(label);
+  const output = rawOutput === undefined ? undefined : readOutput(rawOutput, outputLabel, view.context.server);
+  return { create: create as unknown as CreateAgentOptions, parent, fn: fn as TaskFn<R>, label, outputLabel, output };
 }
 
 /** How the messages about `output` name the task: `Agents.runTask({ id: "x", output })`. */

@@ -46,7 +46,9 @@ export function captureTool(plan: OutputPlan, stage: CaptureStage): Tool {
 export function installCapture(agentCtx: SystemContext, plan: OutputPlan, stage: CaptureStage, task: string, registered: () => void): void {
   const { toolName, registry } = plan;
   const scope = agentCtx._scopeKey;
-  if (registry.resolve(scope).known.includes(toolName)) {
+  // every name the subagent's view knows: its own layer's and the global layer's (a
+  // restricted global tool included), read without building the view
+  if (registry.layers.own(scope, toolName) !== undefined || registry.layers.own(undefined, toolName) !== undefined) {
     throw new TypeError(
       `${task}: the capture tool "${toolName}" would hide a tool the subagent already sees (a global tool, or one its setup registers); ` +
         'choose another name with output: { schema, toolName }.',

@@ -71,8 +71,16 @@ export interface OutputPlan {
   readonly registry: ToolRegistry;
 }
 
+/** The default instruction of the default tool name, made once. */
+let defaultToolInstruction: string | undefined;
+
 /** @internal The default instruction for the capture tool `toolName`. */
 export function defaultInstruction(toolName: string): string {
+  if (toolName === DEFAULT_TOOL_NAME) return (defaultToolInstruction ??= instructionFor(toolName));
+  return instructionFor(toolName);
+}
+
+function instructionFor(toolName: string): string {
   return (
     `When you have your final answer, call the tool "${toolName}" exactly once, with the whole answer as its arguments. ` +
     'That call ends your task: do not call any tool after it.'

@@ -12,8 +12,8 @@ import type { CaptureStage } from './stage.js';
  * a denial naming the task and its capture tool for every call.
  */
 export function denyAfterStop(stage: CaptureStage, task: string, toolName: string): ToolGuard {
-  const denial = `${task} already recorded its structured result with "${toolName}"; the task is stopped and runs no more tool calls`;
-  return () => (stage.committed ? denial : undefined);
+  let denial: string | undefined;
+  return () => (stage.committed ? (denial ??= `${task} already recorded its structured result with "${toolName}"; the task is stopped and runs no more tool calls`) : undefined);
 }
 
 /** @internal Why `task.stopSignal` aborts when the result was recorded. */

@@ -50,6 +50,7 @@ export const LIMITS: Readonly<Record<string, Limit>> = {
   'visible.ns': { max: 5000, why: '5 × the 1 µs target' },
   // An absolute time: a loaded 2-core machine inflates it 3–5×, hence ~10× the quiet figure.
   'execute.overhead': { max: 15, why: '10 × the 1.5 µs target (measured 1.1–3 µs, load-sensitive)' },
+  'execute.vs-ajv': { max: 50, why: '5 × the ~9–10× measured on the one-property tool (the 2.5× target is not met; see docs/performance.md)' },
   'heap.scope5': { max: 20480, why: '5 × the 4 KB target' },
   // agents
   'lifecycle.polestar/floor': { max: 25, why: '5 × the 5× target (measured 3.7–4.4×: docs/performance.md)' },

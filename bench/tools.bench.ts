@@ -4,7 +4,12 @@
  * - `visible(scope)` with 1,000 global and 20 scoped tools, called repeatedly with no
  *   change (the merged view is cached per scope and invalidated on change); floor: a bare
  *   `Map.get` of a precomputed array.
- * - `execute` of a no-op tool with no listeners, minus calling its body directly.
+ * - `execute` of a no-op tool with no listeners, minus calling its body directly; and
+ *   against the floor a hand-written dispatcher pays: the tool's JSON Schema compiled once
+ *   with ajv (the Ajv class and options polestar uses), then per call the validator on
+ *   the arguments and the body called directly (`execute.vs-ajv`, same round); and that
+ *   floor plus, by hand, the snapshots every call owes (a lossless deep-frozen copy of the
+ *   arguments, a frozen execution, a frozen result: `execute.vs-snapshot-floor`).
  * - Heap per agent scope holding five tools (scope context + five frozen records + the
  *   scope's layer); floor: a `Map` of five entries per scope.
  * - The same `execute` traced by `polestar-di/otel` (`instrumentPolestar`), on a tracer
@@ -19,7 +24,8 @@
  */
 import 'reflect-metadata';
 import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
-import { Server, Tools, ToolsPlugin, createScope, type Scope, type ToolDefinition } from '../src/index.js';
+import { Server, Tools, ToolsPlugin, createScope, snapshotJson, type Scope, type ToolDefinition } from '../src/index.js';
+import { createAjv } from '../src/tools/schema/dialects.js';
 import { RESIDENT } from './peers.js';
 import { compare, now, settleHeap } from './harness.js';
 import { row, runIfMain, single, withLoad, type BenchReport, type BenchRow } from './report.js';
@@ -106,6 +112,7 @@ async function executeRows(): Promise<BenchRow[]> {
   }
   const args = { q: 'x' };
   const call = { callId: 'c', name: 'noop', arguments: args };
+  const validate = createAjv('draft-07', { validateSchema: false }).compile(params);
   let k = 0;
   const c = await compare([
     {
@@ -120,13 +127,43 @@ async function executeRows(): Promise<BenchRow[]> {
         for (let i = 0; i < n; i++) await Promise.resolve(body());
       },
     },
+    {
+      // a hand-written dispatcher: the schema compiled once (as ToolsPlugin compiles it),
+      // then per call the validator and the body
+      name: 'ajv',
+      run: async (n) => {
+        for (let i = 0; i < n; i++) {
+          if (validate(call.arguments) !== true) throw new Error('bench: the floor refused valid arguments');
+          await Promise.resolve(body());
+        }
+      },
+    },
+    {
+      // the same floor plus what the frozen snapshots cost by themselves, written by hand:
+      // the arguments' lossless deep-frozen copy, a frozen execution, a frozen result
+      name: 'ajv+snapshots',
+      run: async (n) => {
+        for (let i = 0; i < n; i++) {
+          const copied = snapshotJson(call.arguments, 'tool arguments', 'arguments');
+          if (validate(copied) !== true) throw new Error('bench: the floor refused valid arguments');
+          const execution = Object.freeze({ callId: call.callId, name: call.name, arguments: copied, scope: undefined, parent: undefined });
+          const value = await Promise.resolve(body());
+          if (Object.freeze({ callId: execution.callId, content: value, isError: false, output: value }).isError) throw new Error('unreachable');
+        }
+      },
+    },
   ]);
   if (count === 0) throw new Error('unreachable');
   await s.dispose();
+  const vsAjv = c.ratio('execute', 'ajv');
   return [
     row('execute.us', 'execute(no-op tool, no listeners)', 'µs/call', scale(c.ns('execute'), 1e-3)),
     row('execute.floor', 'await body() directly (floor)', 'µs/call', scale(c.ns('direct'), 1e-3)),
     row('execute.overhead', 'execute overhead over the body (same round)', 'µs/call', scale(c.difference('execute', 'direct'), 1e-3), { text: '<= 1.5', max: 1.5 }),
+    row('execute.ajv-floor', 'ajv-compiled validator on the arguments + await body() (floor)', 'µs/call', scale(c.ns('ajv'), 1e-3)),
+    row('execute.vs-ajv', `execute / that floor (same round; max ${Math.max(...vsAjv.samples).toFixed(2)})`, 'x', vsAjv, { text: '<= 2.5', max: 2.5 }),
+    row('execute.snapshot-floor', 'that floor + a lossless deep-frozen copy of the arguments, a frozen execution and a frozen result, by hand', 'µs/call', scale(c.ns('ajv+snapshots'), 1e-3)),
+    row('execute.vs-snapshot-floor', 'execute / that floor (same round)', 'x', c.ratio('execute', 'ajv+snapshots')),
   ];
 }
 

@@ -86,6 +86,8 @@ export class CallState {
   n2: CallState | undefined = undefined;
   /** The `polestar:tool` context object of a traced call (`undefined` when nobody subscribed): what the body wrapper is given. */
   trace: object | undefined = undefined;
+  /** The execution's `token`, made on its first read. */
+  token: ToolExecutionToken | undefined = undefined;
   #ac: AbortController | undefined = undefined;
   #timer: ReturnType<typeof setTimeout> | undefined = undefined;
 
@@ -219,7 +221,6 @@ export class Execution implements ToolExecution {
   readonly scope: object | undefined;
   readonly parent: ToolExecutionToken | undefined;
   readonly annotations: ToolAnnotations | undefined;
-  #token: ToolExecutionToken | undefined = undefined;
   readonly #state: CallState;
 
   constructor(
@@ -252,7 +253,7 @@ export class Execution implements ToolExecution {
 
   /** Fresh for every execution, made on first read. */
   get token(): ToolExecutionToken {
-    return (this.#token ??= mintToken());
+    return (this.#state.token ??= mintToken());
   }
 
   /** Never `undefined`; made on first read. */

@@ -190,8 +190,12 @@ function agentIdOf(ctx: SystemContext, scope: object | undefined): string | unde
   return Agent._is(scope) ? scope.id : Agent._nearest(ctx)?.id;
 }
 
-/** The call after its snapshot: run (unless refused), then the `tools/result` observers. Never rejects. */
-async function runCall(
+/**
+ * The call after its snapshot: run (unless refused), then the `tools/result` observers.
+ * Never rejects. A call decided synchronously that nobody observes is answered without an
+ * async frame.
+ */
+function runCall(
   reg: ToolRegistry,
   ctx: SystemContext,
   state: CallState,
@@ -200,17 +204,29 @@ async function runCall(
   tool: Tool | undefined,
   signal: AbortSignal | undefined,
 ): Promise<ToolResult> {
-  const { callId, name, scope } = execution;
-  let result: ToolResult;
-  if (failure !== undefined) result = errorResult(callId, failure);
+  let result: ToolResult | Promise<ToolResult>;
+  if (failure !== undefined) result = errorResult(execution.callId, failure);
   else {
     try {
-      const tracked = track(reg, ctx, state, execution, tool as Tool, signal);
-      result = tracked instanceof Promise ? await tracked : tracked;
+      result = track(reg, ctx, state, execution, tool as Tool, signal);
     } catch (err) {
-      // never expected (track never rejects); kept so that execute can never reject
-      result = errorResult(callId, { code: 'EXECUTION_ERROR', message: errorText(err) });
+      // never expected (track never throws); kept so that execute can never reject
+      result = errorResult(execution.callId, { code: 'EXECUTION_ERROR', message: errorText(err) });
     }
+  }
+  if (result instanceof Promise || reg.bus.hasListeners('tools/result', execution.scope)) return observe(reg, state, execution, result);
+  return Promise.resolve(result);
+}
+
+/** Awaits the call's result (when it is still to come), then calls the `tools/result` observers when there are any. Never rejects. */
+async function observe(reg: ToolRegistry, state: CallState, execution: Execution, pending: ToolResult | Promise<ToolResult>): Promise<ToolResult> {
+  const { callId, name, scope } = execution;
+  let result: ToolResult;
+  try {
+    result = pending instanceof Promise ? await pending : pending;
+  } catch (err) {
+    // never expected (track never rejects); kept so that execute can never reject
+    result = errorResult(callId, { code: 'EXECUTION_ERROR', message: errorText(err) });
   }
 
   // ---- observers: once for every call, each failure contained and logged

@@ -52,6 +52,9 @@ export const MAX_JSON_DEPTH = 256;
  * @throws NotLosslessJsonError naming the path and the reason.
  */
 export function snapshotJson(value: unknown, what: string, root: string, ignoredHiddenKey?: string): JsonValue {
+  // a string, a boolean or null is its own snapshot (anything else that is not an object
+  // is checked, and refused with its path, below)
+  if (typeof value === 'string' || typeof value === 'boolean' || value === null) return value;
   return snapshotJsonLike(value, undefined, what, root, ignoredHiddenKey);
 }
 
@@ -72,7 +75,7 @@ export function snapshotJsonLike(value: unknown, template: JsonValue | undefined
   sharedInUse = true;
   st.hidden = ignoredHiddenKey;
   try {
-    return visit(value, template, st, 0);
+    return template === undefined ? copy(value, st, 0) : visit(value, template, st, 0);
   } catch (err) {
     if (err instanceof Refusal) throw new NotLosslessJsonError(what, root + pathText(st.path, err.depth), err.reason);
     if (err instanceof NotLosslessJsonError) throw err;
@@ -123,20 +126,25 @@ function pathText(path: readonly (string | number)[], depth: number): string {
   return out;
 }
 
-function visit(v: unknown, t: JsonValue | undefined, st: Stacks, depth: number): JsonValue {
-  if (typeof v !== 'object') return primitive(v, depth);
-  if (v === null) return null;
+/** Enters the object `v` at `depth`: refused when nested too deep or a cycle, else put on the ancestors' stack. */
+function enter(v: object, st: Stacks, depth: number): void {
   if (depth >= MAX_JSON_DEPTH) throw new Refusal(`is nested deeper than ${MAX_JSON_DEPTH} levels`, depth);
   const ancestors = st.ancestors;
   for (let i = 0; i < depth; i++) if (ancestors[i] === v) throw new Refusal('is a cycle (it contains itself)', depth);
   ancestors[depth] = v;
-  if (Array.isArray(v)) return visitArray(v, Array.isArray(t) ? (t as readonly JsonValue[]) : undefined, st, depth);
-  const proto = Object.getPrototypeOf(v) as object | null;
+}
+
+/**
+ * The keys of the non-array object `obj` at `depth` that JSON carries, in order: refused
+ * unless it is a plain object whose own keys are all enumerable strings (the `hidden` one
+ * aside). Reads no property value.
+ */
+function plainKeys(obj: object, st: Stacks, depth: number): string[] {
+  const proto = Object.getPrototypeOf(obj) as object | null;
   if (proto !== Object.prototype && proto !== null) {
     const name = (proto as { constructor?: { name?: string } }).constructor?.name ?? 'unknown';
     throw new Refusal(`is a ${name} instance (only plain objects and arrays are JSON)`, depth);
   }
-  const obj = v as Record<string, unknown>;
   // Names and symbols apart: both are far cheaper than Reflect.ownKeys on V8.
   let keys = Object.getOwnPropertyNames(obj);
   // The usual object: its own string keys are exactly what for-in yields (every one
@@ -151,9 +159,40 @@ function visit(v: unknown, t: JsonValue | undefined, st: Stacks, depth: number):
     seen++;
   }
   if (seen !== keys.length) keys = enumerableKeys(obj, keys, st.hidden, depth);
-  const n = keys.length;
   const symbols = Object.getOwnPropertySymbols(obj);
   if (symbols.length > 0) throw new Refusal(symbolKeyReason(symbols[0] as symbol), depth);
+  return keys;
+}
+
+/** {@link visit} without a template (every call's arguments and results): a fresh deep-frozen copy. */
+function copy(v: unknown, st: Stacks, depth: number): JsonValue {
+  if (typeof v !== 'object') return primitive(v, depth);
+  if (v === null) return null;
+  enter(v, st, depth);
+  if (Array.isArray(v)) return visitArray(v, undefined, st, depth);
+  const obj = v as Record<string, unknown>;
+  const keys = plainKeys(obj, st, depth);
+  const n = keys.length;
+  const out: Record<string, JsonValue> = {};
+  const path = st.path;
+  for (let i = 0; i < n; i++) {
+    const k = keys[i] as string;
+    path[depth] = k;
+    const raw = obj[k];
+    // a string (the usual leaf) is its own snapshot: no call
+    setKey(out, k, typeof raw === 'string' ? raw : copy(raw, st, depth + 1));
+  }
+  return Object.freeze(out);
+}
+
+function visit(v: unknown, t: JsonValue | undefined, st: Stacks, depth: number): JsonValue {
+  if (typeof v !== 'object') return primitive(v, depth);
+  if (v === null) return null;
+  enter(v, st, depth);
+  if (Array.isArray(v)) return visitArray(v, Array.isArray(t) ? (t as readonly JsonValue[]) : undefined, st, depth);
+  const obj = v as Record<string, unknown>;
+  const keys = plainKeys(obj, st, depth);
+  const n = keys.length;
   // The template is reused whole while every key so far matched it (same key, same place);
   // a child is visited against the template's child of the same key wherever it is.
   const tobj = t !== null && typeof t === 'object' && !Array.isArray(t) ? (t as JsonObject) : undefined;
@@ -167,7 +206,7 @@ function visit(v: unknown, t: JsonValue | undefined, st: Stacks, depth: number):
     path[depth] = k;
     const raw = obj[k];
     // a string (the usual leaf) is its own snapshot: no call
-    const child = typeof raw === 'string' ? raw : visit(raw, tc, st, depth + 1);
+    const child = typeof raw === 'string' ? raw : tc === undefined ? copy(raw, st, depth + 1) : visit(raw, tc, st, depth + 1);
     if (out === undefined) {
       if (match && child === tc) continue;
       // the first difference: every key before it matched, so its value is the template's
@@ -261,7 +300,7 @@ function visitArray(arr: unknown[], t: readonly JsonValue[] | undefined, st: Sta
   for (let i = 0; i < len; i++) {
     path[depth] = i;
     const raw = arr[i];
-    const child = typeof raw === 'string' ? raw : visit(raw, tpl?.[i], st, depth + 1);
+    const child = typeof raw === 'string' ? raw : tpl === undefined ? copy(raw, st, depth + 1) : visit(raw, tpl[i], st, depth + 1);
     if (out === undefined) {
       if (tpl !== undefined && child === tpl[i]) continue;
       out = new Array<JsonValue>(len);

@@ -46,3 +46,26 @@ test('evicted record, surviving template, in-place mutation, second server', asy
   expect(reg.validatorCount).toBe(0);
   expect(must(toolRegistryOf(two.server)).validatorCount).toBe(0);
 });
+
+test('the validator a call used last, evicted and re-interned for the same parameters: later calls check with the new one', async () => {
+  const { server, app } = await toolServer();
+  const tools = app.get(Tools);
+  const fillers = Array.from({ length: RELEASED_VALIDATORS_MAX + 1 }, (_, i) => {
+    const js = { type: 'object', properties: { [`f${i}`]: { type: 'string' } } };
+    return { '~standard': { version: 1, vendor: 't', jsonSchema: { input: () => js, output: () => js } } } as never;
+  });
+  const raw = { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] };
+  const offA = tools.register(tool('a', () => 'ran', { parameters: raw }));
+  expect((await tools.execute({ callId: 'c1', name: 'a', arguments: { q: 'x' } })).content).toBe('ran'); // its validator is the last used
+  const before = must(tools.get('a')).parameters;
+  offA();
+  for (const [i, p] of fillers.entries()) tools.register(tool(`v${i}`, () => 'x', { parameters: p }))(); // evicts a's record (no call in between)
+  tools.register(tool('a2', () => 'ran again', { parameters: raw })); // the template's parameters, re-interned
+  expect(must(tools.get('a2')).parameters).toBe(before);
+  const ok = await tools.execute({ callId: 'c2', name: 'a2', arguments: { q: 'x' } });
+  expect(ok).toEqual({ callId: 'c2', content: 'ran again', isError: false, output: 'ran again' });
+  const bad = await tools.execute({ callId: 'c3', name: 'a2', arguments: { q: 1 } });
+  expect(bad.error?.code).toBe('INVALID_ARGS');
+  expect(bad.content).toMatch(/arguments\/q must be string/);
+  await server.dispose();
+});

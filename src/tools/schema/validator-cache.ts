@@ -34,6 +34,8 @@ export class ValidatorCache {
   /** Validators no live tool uses, least recently released first (at most {@link RELEASED_VALIDATORS_MAX}). */
   readonly #released = new Map<string, Interned>();
   readonly #byParams = new WeakMap<object, Interned>();
+  /** The record {@link validate} used last: what `#byParams` holds under its parameters (cleared when the LRU evicts it). */
+  #last: Interned | undefined = undefined;
 
   constructor(defaultDialect: JsonSchemaDialect, regExp?: ToolsRegExpEngine) {
     this.#compiler = new SchemaCompiler(defaultDialect, regExp);
@@ -95,6 +97,7 @@ export class ValidatorCache {
         if (oldest.done !== true) {
           this.#released.delete(oldest.value.key);
           this.#byParams.delete(oldest.value.params);
+          if (this.#last === oldest.value) this.#last = undefined;
           oldest.value.fn = undefined;
         }
       }
@@ -108,7 +111,12 @@ export class ValidatorCache {
    * did, the promise is contained and the arguments are refused.
    */
   validate(params: JsonObject, args: unknown): string | undefined {
-    const v = this.#byParams.get(params);
+    // the same tool's calls in a row (and tools sharing one schema) skip the WeakMap
+    let v = this.#last;
+    if (v === undefined || v.params !== params) {
+      v = this.#byParams.get(params);
+      if (v !== undefined) this.#last = v;
+    }
     if (v === undefined || v.refs === 0 || v.fn === undefined) return 'the tool has no compiled validator (it was unregistered)';
     const ok: unknown = v.fn(args);
     if (ok === true) return undefined;

@@ -13,12 +13,14 @@ import type { AgentKind } from '../agents/kind.js';
 import { Agents } from '../agents/agents.js';
 import { createAgent } from '../agents/create-agent.js';
 import type { ParentFilter } from '../context/parent-filter.js';
+import type { SystemContext } from '../context/system-context.js';
 import { describeValue, errorText } from '../context/token.js';
 import { ContextView } from '../scope/context-view.js';
 import { snapshotJson, type JsonValue } from '../util/lossless-json.js';
 import { DurableSession, eventRecord, type OpenSnapshot, type TurnFn } from './durable/index.js';
 import { SessionError, isSessionError } from './errors.js';
 import { checkMs } from '../util/check-ms.js';
+import { readField } from '../util/read-field.js';
 import { cancelSession } from './routing/cancel.js';
 import { routerOf } from './routing/router.js';
 import { localBusyError, withWait } from './routing/wait.js';
@@ -373,6 +375,8 @@ async function openOrCreate(view: Sessions, o: Snapshot): Promise<DurableSession
           { sessionId: o.sessionId },
         );
       }
+      checkSharedThrough(view.context, live, o.sessionId);
+      live._reopened();
       return live;
     }
     try {
@@ -395,6 +399,24 @@ async function openOrCreate(view: Sessions, o: Snapshot): Promise<DurableSession
   }
 }
 
+/**
+ * A live session is shared only through a view whose context is the one that owns its
+ * agent, one of that context's ancestors, or inside the agent (a turn's own context): a
+ * per-request view would let one request's locals reach another request's turns, and one
+ * request's end abort another's turn.
+ */
+function checkSharedThrough(viewCtx: SystemContext, live: DurableSession, sessionId: string): void {
+  const agentCtx = live.agent.ctx;
+  const owner = agentCtx.parent;
+  for (let c: SystemContext | undefined = owner; c !== undefined; c = c.parent) if (c === viewCtx) return;
+  for (let c: SystemContext | undefined = viewCtx; c !== undefined; c = c.parent) if (c === agentCtx) return;
+  throw new TypeError(
+    `Sessions.open({ sessionId: "${sessionId}" }): the session is live in this process and its agent "${live.agent.id}" is owned by ${owner?.describe() ?? 'the server'}, ` +
+      `but this view's context (${viewCtx.describe()}) is neither that context, one of its ancestors, nor inside the agent. ` +
+      'Share durable sessions through a long-lived view, such as the application\'s context (app.get(Sessions)), never a per-request one, and pass request data as locals of the turn.',
+  );
+}
+
 interface Snapshot extends OpenSnapshot {
   readonly waitMs: number;
   readonly setup: AgentSetup | undefined;
@@ -414,13 +436,7 @@ function snapshotOptions(options: unknown, call: string, mode: 'create' | 'resum
   if (options === null || typeof options !== 'object') {
     throw new TypeError(`${call}(options): options must be an object ${shape}, got ${describeValue(options)}.`);
   }
-  const read = (field: string): unknown => {
-    try {
-      return (options as Record<string, unknown>)[field];
-    } catch (err) {
-      throw new TypeError(`${call}(options): reading options.${field} threw: ${errorText(err)}. Pass a plain object ${shape}.`, { cause: err });
-    }
-  };
+  const read = (field: string): unknown => readField(options, field, `${call}(options)`, 'options');
   const sessionId = read('sessionId');
   checkId(sessionId, `${call}({ sessionId })`, 'sessionId');
   const agentId = read('agentId');

@@ -17,6 +17,7 @@ import type { JsonValue } from '../../util/lossless-json.js';
 import type { InterruptedTurn, LiveRuntime } from '../runtime.js';
 import type { Lease } from '../store/contract.js';
 import { closeSession } from './close.js';
+import { reopened } from './idle.js';
 import { requestHandoff } from './handoff.js';
 import { beforeSetup, prepare } from './open.js';
 import { resolvePendingCommit } from './pending.js';
@@ -118,6 +119,14 @@ export class DurableSession implements AsyncDisposable {
   /** @internal Published: `sessions.get(id)` returns it. */
   get _published(): boolean {
     return this.#s.published;
+  }
+
+  /**
+   * @internal `sessions.open` returned this live session again: its idle clock and its
+   * handoff grace restart, as at its first open.
+   */
+  _reopened(): void {
+    reopened(this.#s);
   }
 
   /** @internal The current lease (for `runOneshot`'s delete and tests). */

@@ -19,6 +19,18 @@ export function opened(s: DurableState): void {
   unpinned(s);
 }
 
+/**
+ * @internal `sessions.open` returned the published session again: the idle clock and the
+ * handoff grace restart (it is pinned again until its next turn settles or the grace has
+ * passed), so a request that opened it is not closed away under it.
+ */
+export function reopened(s: DurableState): void {
+  const now = performance.now();
+  s.openedAt = now;
+  s.lastActive = now;
+  s.firstTurnSettled = false;
+}
+
 /** @internal The slot was given up and nothing is queued: the idle clock restarts, and a remembered handoff may be honoured. */
 export function slotFreed(s: DurableState, kind: SlotKind): void {
   s.lastActive = performance.now();

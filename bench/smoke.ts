@@ -69,6 +69,11 @@ export const LIMITS: Readonly<Record<string, Limit>> = {
   'cancel.ms': { max: 10_000, why: '10 × the 1 s target (an absolute time)', skippedBy: 'routing.skipped' },
   'routing.lost': { max: 0, why: 'no conversation may lose a turn', skippedBy: 'routing.skipped' },
   'routing.doubled': { max: 0, why: 'no message may be stored twice', skippedBy: 'routing.skipped' },
+  // durable turns (3 rounds on the quick budget, and fsync latency swings: ~5 × the measured median)
+  'durable.sqlite.polestar/floor': { max: 20, why: '~5 × the 2.7–4.4× measured (the 1.3× target is not met yet)' },
+  'durable.sqlite.resume1000.polestar/floor': { max: 50, why: '~5 × the 8–10× measured (the 3× target is not met yet)' },
+  'durable.pg.polestar/floor': { max: 12, why: '~5 × the 1.3–2.2× measured', skippedBy: 'durable.pg.skipped' },
+  'durable.pg.resume1000.polestar/floor': { max: 25, why: '~5 × the 3–4.4× measured', skippedBy: 'durable.pg.skipped' },
 };
 
 interface Verdict {

@@ -8,6 +8,7 @@ import { ContextDisposedError } from '../context/errors.js';
 import { ParentFilter } from '../context/parent-filter.js';
 import type { SystemContext } from '../context/system-context.js';
 import { describeValue, errorText } from '../context/token.js';
+import { readField } from '../util/read-field.js';
 import { Agent, AgentHandle } from './agent.js';
 import type { AgentSetup, CreateAgentOptions } from './create-agent-options.js';
 import { Composition } from './composition.js';
@@ -331,14 +332,9 @@ function isParentFilter(value: unknown): boolean {
   }
 }
 
+/** Reads `options[field]` once; a throwing getter or trap becomes a TypeError naming the call and the field. */
 function read(options: object, field: string, call: string): unknown {
-  try {
-    return (options as Record<string, unknown>)[field];
-  } catch (err) {
-    throw new TypeError(`${call}(options): reading options.${field} threw: ${errorText(err)}. Pass a plain object { id, setup?, parent?, parentFilter? }.`, {
-      cause: err,
-    });
-  }
+  return readField(options, field, `${call}(options)`, 'options');
 }
 
 /** Disposes the half-made agent (and so everything composed with it) and returns the error to reject with. */

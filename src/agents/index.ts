@@ -1,4 +1,4 @@
-// Agents: the create/dispose transaction, subagents, sessions and turns.
+// Agents: the create/dispose transaction, subagents and their handles (sessions and turns live in conversation/).
 import './events.js'; // the agents feature's events and reserved prefixes
 export { Agents } from './agents.js';
 export type { AgentSetup, CreateAgentOptions, DefineAgentKindOptions, RunTaskOptions, StructuredRunTaskOptions, StructuredTaskFn, StructuredTaskResult, TaskFn } from './agents.js';
@@ -10,7 +10,3 @@ export type { AgentState } from './agent.js';
 export { AgentsPlugin } from './plugin.js';
 export { AgentError } from './errors.js';
 export type { AgentErrorCode } from './errors.js';
-export { Scratchpad, Session, openSession } from '../conversation/session.js';
-export type { SessionOptions } from '../conversation/session.js';
-export { ConversationHistory } from '../conversation/conversation-history.js';
-export type { ChatMessage, ChatSystemMessage, ChatUserMessage, ChatAssistantMessage, ChatToolMessage, ChatToolCall } from '../conversation/chat-message.js';

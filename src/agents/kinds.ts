@@ -4,7 +4,8 @@
  * durable sessions) a kind given by object or by name is resolved here.
  */
 import { ParentFilter } from '../context/parent-filter.js';
-import { describeValue, errorText } from '../context/token.js';
+import { describeValue } from '../context/token.js';
+import { readField } from '../util/read-field.js';
 import { AgentKind, type AgentSetup } from './kind.js';
 import type { AgentRegistry } from './registry.js';
 
@@ -112,10 +113,7 @@ function isParentFilter(value: unknown): boolean {
   }
 }
 
+/** Reads `options[field]` once; a throwing getter or trap becomes a TypeError naming the call and the field. */
 function readOption(options: object, field: string, where: string): unknown {
-  try {
-    return (options as Record<string, unknown>)[field];
-  } catch (err) {
-    throw new TypeError(`${where}: reading options.${field} threw: ${errorText(err)}. Pass a plain object { setup, parentFilter? }.`, { cause: err });
-  }
+  return readField(options, field, where, 'options');
 }

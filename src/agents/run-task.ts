@@ -9,9 +9,10 @@ import { randomUUID } from 'node:crypto';
 import { ContextDisposedError } from '../context/errors.js';
 import type { ParentFilter } from '../context/parent-filter.js';
 import type { SystemContext } from '../context/system-context.js';
-import { describeValue, errorText } from '../context/token.js';
+import { describeValue } from '../context/token.js';
 import { groupSlot } from '../lifetime/groups.js';
 import type { InFlight } from '../lifetime/work.js';
+import { readField } from '../util/read-field.js';
 import { Agent } from './agent.js';
 import { createAgent, type AgentsView, type CreateAgentSteps } from './create-agent.js';
 import type { AgentSetup, CreateAgentOptions } from './create-agent-options.js';
@@ -332,14 +333,9 @@ function withOutput(label: string): string {
   return label.endsWith(' })') ? `${label.slice(0, -3)}, output })` : label;
 }
 
+/** Reads `options[field]` once; a throwing getter or trap becomes a TypeError naming the call and the field. */
 function read(options: object, field: string): unknown {
-  try {
-    return (options as Record<string, unknown>)[field];
-  } catch (err) {
-    throw new TypeError(`${CALL}(options): reading options.${field} threw: ${errorText(err)}. Pass a plain object { fn, kind? | setup?, parent?, parentFilter?, id?, output? }.`, {
-      cause: err,
-    });
-  }
+  return readField(options, field, `${CALL}(options)`, 'options');
 }
 
 /** Swallows a disposal error that is reported elsewhere. */

@@ -8,6 +8,7 @@ import {
 } from 'inversify';
 import { ServerError } from '../context/errors.js';
 import { describeValue } from '../context/token.js';
+import { isThenable } from '../util/is-thenable.js';
 
 type Id = Parameters<Container['bind']>[0];
 type Activation = Parameters<Container['onActivation']>[1];
@@ -33,8 +34,8 @@ export class ServerContainer extends Container {
   }
 
   #record(v: unknown): void {
-    if (v !== null && typeof v === 'object' && typeof (v as PromiseLike<unknown>).then === 'function') {
-      (v as PromiseLike<unknown>).then((r) => this.#made(r), () => undefined);
+    if (isThenable(v)) {
+      v.then((r) => this.#made(r), () => undefined);
     } else {
       this.#made(v);
     }

@@ -41,6 +41,8 @@ export function readPlugin(p: unknown): PluginRecord {
   if (p === null || typeof p !== 'object') {
     throw new TypeError(`addPlugins(): ${describeValue(p)} is not a plugin ({ id: string, build(server) }).`);
   }
+  // Not readField: the message names the field before the plugin ("reading build of
+  // plugin 'p'"), the words the plugin-fields regression test pins.
   const field = (name: string, label: string): unknown => {
     try {
       return (p as Record<string, unknown>)[name];

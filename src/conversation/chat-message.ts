@@ -4,7 +4,9 @@
  * snapshotted (a detached, deep-frozen copy) on the way in.
  */
 import { describeValue } from '../context/token.js';
+import { errorText } from '../util/error-text.js';
 import { NotLosslessJsonError, snapshotJson, type JsonValue } from '../util/lossless-json.js';
+import { readQuotedField } from '../util/read-field.js';
 
 /** A system (instruction) message. */
 export interface ChatSystemMessage {
@@ -84,21 +86,15 @@ const CALL_KEYS = ['callId', 'name', 'arguments'];
 /** Messages this module made: validated and deep-frozen, so they can be reused as is. */
 const checked = new WeakSet<object>();
 
-/** Reads `obj[key]` once, turning a throwing getter into a TypeError. */
-function read(obj: object, key: string, where: string): unknown {
-  try {
-    return (obj as Record<string, unknown>)[key];
-  } catch (err) {
-    throw new TypeError(`${where}: reading "${key}" threw: ${err instanceof Error ? err.message : String(err)}`);
-  }
-}
+/** Reads `obj[key]` once, turning a throwing getter into a TypeError naming `where` and the field. */
+const read = readQuotedField;
 
 function json(value: unknown, where: string, field: string): JsonValue {
   try {
     return snapshotJson(value, `${where}: ${field}`, field);
   } catch (err) {
     if (err instanceof NotLosslessJsonError) throw err;
-    throw new TypeError(`${where}: ${field} could not be read: ${err instanceof Error ? err.message : String(err)}`);
+    throw new TypeError(`${where}: ${field} could not be read: ${errorText(err)}`, { cause: err });
   }
 }
 
@@ -107,7 +103,7 @@ function ownKeys(obj: object, where: string): string[] {
   try {
     keys = Reflect.ownKeys(obj);
   } catch (err) {
-    throw new TypeError(`${where}: its properties could not be listed: ${err instanceof Error ? err.message : String(err)}`);
+    throw new TypeError(`${where}: its properties could not be listed: ${errorText(err)}`, { cause: err });
   }
   const sym = keys.find((k) => typeof k === 'symbol');
   if (sym !== undefined) throw new TypeError(`${where}: has a symbol key ${String(sym)}; a chat message is plain JSON.`);

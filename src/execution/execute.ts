@@ -3,7 +3,7 @@
  * bounded loops; resolves to an ExecutionResult.
  */
 import type { SystemContext } from '../context/system-context.js';
-import { describeValue } from '../util/describe-value.js';
+import { errorText } from '../util/error-text.js';
 import { isThenable } from '../util/is-thenable.js';
 import { settle } from '../lifetime/settle.js';
 import type { Token } from '../context/token.js';
@@ -160,7 +160,7 @@ async function runLoop(ctx: SystemContext, step: LoopStep, run: Run, sink: Outpu
       const u = step.until(ctx);
       stop = Boolean(isThenable(u) ? await u : u);
     } catch (err) {
-      throw new SystemError('ExecutionError', step.name, err, `its until(ctx) threw after ${done} iteration(s): ${err instanceof Error ? err.message : describeValue(err)}`);
+      throw new SystemError('ExecutionError', step.name, err, `its until(ctx) threw after ${done} iteration(s): ${errorText(err)}`);
     }
     if (stop) return;
     if (done >= step.maxIterations) {

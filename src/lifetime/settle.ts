@@ -2,6 +2,8 @@
  * Sync-first settling: run a step, and await only what it returned as a thenable,
  * recording failures instead of throwing.
  */
+import { isThenable } from '../util/is-thenable.js';
+
 /** A step to run: sync or async work (a finalizer's cleanup, a prelude). */
 type Step = () => unknown;
 
@@ -30,7 +32,7 @@ export function start(fn: Step, errors: unknown[]): PromiseLike<unknown> | undef
 export function startWith<A>(fn: (arg: A) => unknown, arg: A | undefined, errors: unknown[]): PromiseLike<unknown> | undefined {
   try {
     const r = arg === undefined ? (fn as () => unknown)() : fn(arg);
-    if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') return r as PromiseLike<unknown>;
+    if (isThenable(r)) return r;
   } catch (err) {
     collect(err, errors);
   }

@@ -33,6 +33,7 @@ import { installWrapper, uninstallWrapper, type WrappedKind } from './wrapper-sl
 import { agentRegistryOf } from '../agents/plugin.js';
 import { loggerOfTrace, serverOfTrace } from '../observability/channels.js';
 import { checkLogger, log, type Logger } from '../observability/logger.js';
+import { errorText } from '../util/error-text.js';
 
 /** The instrumentation's name, as OpenTelemetry reports it (the tracer's name too). */
 export const INSTRUMENTATION_NAME = 'polestar-di';
@@ -139,12 +140,12 @@ function errorType(error: unknown): string {
   return '_OTHER';
 }
 
+/** The status message of a span that failed with `error`: its message (also a plain object's string `message`), else the value described. */
 function errorMessage(error: unknown): string {
-  if (error instanceof Error) return error.message;
-  if (typeof error === 'object' && error !== null && typeof (error as { message?: unknown }).message === 'string') {
+  if (typeof error === 'object' && error !== null && !(error instanceof Error) && typeof (error as { message?: unknown }).message === 'string') {
     return (error as { message: string }).message;
   }
-  return String(error);
+  return errorText(error);
 }
 
 /** Checks a logger option given to `where` (absent: none given). */

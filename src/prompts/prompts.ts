@@ -26,6 +26,8 @@ import type {
 } from './types.js';
 import { ContextView } from '../scope/context-view.js';
 import { branded } from '../util/brand.js';
+import { errorText } from '../util/error-text.js';
+import { readQuotedField } from '../util/read-field.js';
 
 /** A prompt could not be assembled or rendered (unknown variable, bad section text, malformed assembly). */
 export class PromptError extends Error {
@@ -242,7 +244,7 @@ export class Prompts extends ContextView<PromptRegistry> {
         try {
           text = (text as (c: typeof context) => unknown)(context);
         } catch (err) {
-          throw new PromptError(`prompt section "${s.name}": its text function threw: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+          throw new PromptError(`prompt section "${s.name}": its text function threw: ${errorText(err)}`, { cause: err });
         }
       }
       if (typeof text !== 'string') throw new PromptError(`prompt section "${s.name}": its text function returned ${describeValue(text)} instead of a string.`);
@@ -256,7 +258,7 @@ export class Prompts extends ContextView<PromptRegistry> {
         try {
           v = await provider(context);
         } catch (err) {
-          throw new PromptError(`prompt variable "${name}": its provider threw: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+          throw new PromptError(`prompt variable "${name}": its provider threw: ${errorText(err)}`, { cause: err });
         }
       }
       if (typeof v === 'number' || typeof v === 'boolean') v = String(v);
@@ -296,13 +298,8 @@ export class Prompts extends ContextView<PromptRegistry> {
   }
 }
 
-function read(obj: object, key: string, where: string): unknown {
-  try {
-    return (obj as Record<string, unknown>)[key];
-  } catch (err) {
-    throw new TypeError(`${where}: reading "${key}" threw: ${err instanceof Error ? err.message : String(err)}`);
-  }
-}
+/** Reads `obj[key]` once, turning a throwing getter into a TypeError naming `where` and the field. */
+const read = readQuotedField;
 
 function names(v: unknown, field: string): string[] {
   if (v === undefined) return [];

@@ -2,15 +2,17 @@
  * Owner-final protection: after the `prompt/assemble` waterfall, each protected name is
  * restored to its canonical definition and presence.
  */
+import { readField } from '../util/read-field.js';
 
 interface Named {
   name: string;
 }
 
+/** The `name` of a listener's entry; an entry whose name can not be read has none, so it is kept as an unprotected one. */
 function nameOf(x: unknown): unknown {
   if (x === null || typeof x !== 'object') return undefined;
   try {
-    return (x as { name?: unknown }).name;
+    return readField(x, 'name', 'prompt/assemble');
   } catch {
     return undefined;
   }

@@ -16,12 +16,15 @@
  * another's shape: nothing here adds an allocation, a closure or a promise to a run that
  * does not need it.
  */
+import { types } from 'node:util';
 import type { SystemContext } from '../context/system-context.js';
 import { describeValue, nameOf } from '../context/token.js';
 import { fillArgs, resolveAll, waitAll, type ParamFailure } from './acquire.js';
 import { Hold, release, tryTake, type BorrowRequest, type Held } from './borrows.js';
 import type { Param } from './params.js';
 import { SystemError } from './system-error.js';
+import { errorText } from '../util/error-text.js';
+import { isThenable } from '../util/is-thenable.js';
 
 /** @internal `Res(T)` / `ResMut(T)` / `Out(T)`, as a parameter reads in messages. */
 export function describeParam(p: Param): string {
@@ -35,8 +38,16 @@ export function describeParam(p: Param): string {
  * `systemName` what the error's `systemName` says.
  */
 export function paramFailure(systemName: string, label: string, params: readonly Param[], index: number, err: unknown): SystemError {
-  const why = err instanceof Error ? err.message : `threw a non-Error value: ${describeValue(err)}`;
-  return new SystemError('ParamError', systemName, err, `parameter #${index} ${describeParam(params[index])}: ${why}`, label);
+  return new SystemError('ParamError', systemName, err, `parameter #${index} ${describeParam(params[index])}: ${thrownText(err)}`, label);
+}
+
+/**
+ * @internal What a run's failure says about what was thrown: an error's message, or
+ * `threw a non-Error value: <the value described>`. Never throws (an error whose
+ * `message` getter throws reads as one that refuses inspection).
+ */
+export function thrownText(err: unknown): string {
+  return err instanceof Error || types.isNativeError(err) ? errorText(err) : `threw a non-Error value: ${describeValue(err)}`;
 }
 
 /**
@@ -145,7 +156,7 @@ const passError: OnError<unknown> = (_ctx, _subject, err) => err;
  * until it settles and resolves or rejects as it does.
  */
 export function passResult(ctx: SystemContext, r: unknown, held: Held, writes: readonly boolean[], label: string, hold: Hold | undefined): Promise<unknown> {
-  if (r === null || (typeof r !== 'object' && typeof r !== 'function') || typeof (r as PromiseLike<unknown>).then !== 'function') {
+  if (!isThenable(r)) {
     if (hold === undefined) release(held, writes);
     else hold.end();
     return Promise.resolve(r);

@@ -6,10 +6,12 @@
 import type { SystemContext } from '../context/system-context.js';
 import { describeValue, isToken, type Token } from '../context/token.js';
 import type { ParamFailure } from './acquire.js';
-import { holdUntilSettled, paramFailure, releaseAll, takeNow, waitFor } from './borrow-runner.js';
+import { holdUntilSettled, paramFailure, releaseAll, takeNow, thrownText, waitFor } from './borrow-runner.js';
 import { release, type Held, type Hold } from './borrows.js';
 import { SystemError } from './system-error.js';
 import { asSystem, System, Unit } from './system.js';
+import { errorText } from '../util/error-text.js';
+import { isThenable } from '../util/is-thenable.js';
 
 /**
  * @internal `ctx.run(system)`. Every failure rejects: a disposed context
@@ -59,7 +61,7 @@ export function runSystemStep(ctx: SystemContext, sys: System, sink?: OutputSink
     try {
       self = ctx.resolve(sys._owner as new (...args: any[]) => unknown);
     } catch (err) {
-      throw new SystemError('ParamError', sys.name, err, `could not build its receiver with ctx.resolve(${sys._owner.name}): ${messageOf(err)}`, sys._label);
+      throw new SystemError('ParamError', sys.name, err, `could not build its receiver with ctx.resolve(${sys._owner.name}): ${errorText(err)}`, sys._label);
     }
   }
   const mode = sys._borrows;
@@ -129,7 +131,7 @@ export function runSystemStep(ctx: SystemContext, sys: System, sink?: OutputSink
     spare.held = held;
     throw bodyError(ctx, sys, err);
   }
-  if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') {
+  if (isThenable(r)) {
     return holdUntilSettled(ctx, r, held, sys._writes, sys._label, undefined, sys, sink, store, bodyError);
   }
   release(held, sys._writes);
@@ -152,7 +154,7 @@ function callWaited(ctx: SystemContext, sys: System, self: unknown, args: unknow
     releaseAll(held, sys._writes, hold);
     throw bodyError(ctx, sys, err);
   }
-  if (r !== null && typeof r === 'object' && typeof (r as PromiseLike<unknown>).then === 'function') {
+  if (isThenable(r)) {
     return holdUntilSettled(ctx, r, held, sys._writes, sys._label, hold, sys, sink, store, bodyError);
   }
   releaseAll(held, sys._writes, hold);
@@ -178,8 +180,7 @@ function runWaiting(ctx: SystemContext, sys: System, self: unknown, sink: Output
 
 /** The `ExecutionError` for a throw or rejection of the body: its message names the context it ran on. */
 function bodyError(ctx: SystemContext, sys: System, err: unknown): SystemError {
-  const text = err instanceof Error ? err.message : `threw a non-Error value: ${describeValue(err)}`;
-  return new SystemError('ExecutionError', sys.name, err, `${text} (thrown by its body, running on the ${ctx.describe()})`);
+  return new SystemError('ExecutionError', sys.name, err, `${thrownText(err)} (thrown by its body, running on the ${ctx.describe()})`);
 }
 
 /** Stores `v` under the system's output key and returns it. */
@@ -203,7 +204,7 @@ function store(ctx: SystemContext, sys: System, v: unknown, sink: OutputSink | u
   try {
     ctx.outputs._store(key, v);
   } catch (err) {
-    throw new SystemError('ExecutionError', sys.name, err, `its output could not be stored: ${messageOf(err)}`);
+    throw new SystemError('ExecutionError', sys.name, err, `its output could not be stored: ${errorText(err)}`);
   }
   if (sink !== undefined) {
     sink.stored = true;
@@ -211,8 +212,4 @@ function store(ctx: SystemContext, sys: System, v: unknown, sink: OutputSink | u
     sink.value = v;
   }
   return v;
-}
-
-function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : describeValue(err);
 }

@@ -20,6 +20,7 @@ import type { SystemContext } from '../context/system-context.js';
 import type { Token } from '../context/token.js';
 import type { Cleanup, Finalizers as Ownership } from '../lifetime/finalizers.js';
 import type { DurableSession } from '../sessions/durable/durable-session.js';
+import type { ClosedBy } from '../sessions/durable/state.js';
 import type { Sessions } from '../sessions/sessions.js';
 import type { SqliteSessionStore } from '../sessions/sqlite.js';
 import type { Lease } from '../sessions/store/contract.js';
@@ -123,6 +124,39 @@ function sessionLease(s: DurableSession): Lease | undefined {
   return s._lease;
 }
 
+/** Why `s` closed: `close()`, a handoff request, or `idleCloseMs`; `undefined` while open, or when it was disposed otherwise. */
+function closedBy(s: DurableSession): ClosedBy | undefined {
+  return s._closedBy;
+}
+
+/** Whether `s` is closing: from the start of its close (or disposal) until it has ended. */
+function isClosing(s: DurableSession): boolean {
+  return s._closing;
+}
+
+/** Settles (never rejects) once `s` is disposed, its lease given up and its id free in the registry. */
+function whenEnded(s: DurableSession): Promise<void> {
+  return s._whenEnded();
+}
+
+/** Asks `s` to hand off, as the router does for a process waiting to open it, with the request's deadline (`Date.now()`-based). */
+function requestHandoff(s: DurableSession, until: number): void {
+  s._requestHandoff(until);
+}
+
+/** The begun attempt of the turn `s` runs (`undefined` when none, or before its started record was written). */
+function openAttempt(s: DurableSession): { readonly turn: number; readonly attempt: number } | undefined {
+  return s._openAttempt();
+}
+
+/**
+ * Cancels the turn `s` runs (with `attempt`, only that begun attempt), as `sessions.cancel`
+ * does in the process that runs it; true when delivered.
+ */
+function cancelTurn(s: DurableSession, reason: string, attempt?: { readonly turn: number; readonly attempt: number }): boolean {
+  return s._cancel(reason, attempt);
+}
+
 /** The store the sessions plugin of `sessions` uses (the one it was given, or the one it made). */
 function sessionStore(sessions: Sessions): Sessions['_runtime']['store'] {
   return sessions._runtime.store;
@@ -167,6 +201,12 @@ export const probe = Object.freeze({
   restoreHistory,
   observeHistory,
   sessionLease,
+  closedBy,
+  isClosing,
+  whenEnded,
+  requestHandoff,
+  openAttempt,
+  cancelTurn,
   sessionStore,
   beforeCommit,
   sqliteSynchronous,

@@ -242,7 +242,7 @@ export async function rejects(call: () => unknown, expected: SessionErrorCode | 
   } catch (err) {
     assert.fail(`${what}: threw synchronously instead of rejecting: ${errorText(err)}`);
   }
-  assert.ok(p instanceof Promise || (typeof p === 'object' && p !== null && typeof (p as { then?: unknown }).then === 'function'), `${what}: did not return a promise`);
+  assert.ok(p instanceof Promise || looksThenable(p), `${what}: did not return a promise`);
   try {
     await p;
   } catch (err) {

@@ -95,8 +95,9 @@ test('an owner already disposed at the call releases the schema it compiled', as
   const reg = toolRegistryOf(server);
   const before = reg?.validatorCount;
   const agents = ctx.get(Agents);
-  const { agent: lead } = await agents.create({ id: 'lead' });
-  await lead._dispose();
+  const handle = await agents.create({ id: 'lead' });
+  const lead = handle.agent;
+  await handle.dispose();
   await expect(agents.runTask({ parent: lead, output: { type: 'object', properties: { only: { const: 'here' } } }, fn })).rejects.toThrow();
   expect(reg?.validatorCount).toBe(before);
   await server.dispose();

@@ -1,12 +1,13 @@
 /**
- * The cancel hook of a durable session (`_cancel`, what `sessions.cancel` calls in the
+ * The cancel hook of a durable session (`probe.cancelTurn`, what `sessions.cancel` calls in the
  * process that runs the turn): it reaches only the turn in flight, never a queued one, a
  * rollback or a checkpoint; a turn whose started record is still being written is cancelled
  * without running `fn`.
  */
+import { probe } from '../../../src/testing/probe.js';
 import { deferred, heldCall, opened, rejection } from './helpers.js';
 
-describe('durableSession._cancel', () => {
+describe('cancelling a durable session\'s turn (probe.cancelTurn)', () => {
   test('a queued turn is not cancelled: the one in flight is, and the queued one then runs', async () => {
     const { server, durable } = await opened();
     const gate = deferred();
@@ -19,7 +20,7 @@ describe('durableSession._cancel', () => {
     });
     const queued = durable.turn(() => 'queued', { waitMs: 10_000 });
     await gate.promise;
-    expect(durable._cancel('stop')).toBe(true);
+    expect(probe.cancelTurn(durable, 'stop')).toBe(true);
     const err = await rejection(first);
     expect(err.code).toBe('TURN_CANCELLED');
     expect(err.reason).toBe('stop');
@@ -33,8 +34,8 @@ describe('durableSession._cancel', () => {
     const { server, durable } = await opened({}, store);
     const p = durable.checkpoint('held');
     await pinning.promise;
-    expect(durable._openAttempt()).toBeUndefined();
-    expect(durable._cancel('not a turn')).toBe(false);
+    expect(probe.openAttempt(durable)).toBeUndefined();
+    expect(probe.cancelTurn(durable, 'not a turn')).toBe(false);
     go.resolve();
     expect(await p).toBe(0);
     await server.dispose();
@@ -48,9 +49,9 @@ describe('durableSession._cancel', () => {
       ran = true;
     });
     await begun.promise;
-    expect(durable._openAttempt()).toBeUndefined();
-    expect(durable._cancel('with an attempt', { turn: 1, attempt: 1 })).toBe(true);
-    expect(durable._cancel('early')).toBe(true);
+    expect(probe.openAttempt(durable)).toBeUndefined();
+    expect(probe.cancelTurn(durable, 'with an attempt', { turn: 1, attempt: 1 })).toBe(true);
+    expect(probe.cancelTurn(durable, 'early')).toBe(true);
     go.resolve();
     const err = await rejection(p);
     expect(err.code).toBe('TURN_CANCELLED');

@@ -4,6 +4,7 @@
  * rejects with `SESSION_CLOSED` naming the reason and saying to open it again.
  */
 import { Sessions } from '../../../src/index.js';
+import { probe } from '../../../src/testing/probe.js';
 import { sleep } from '../harness.js';
 import { deferred, opened, rejection } from './helpers.js';
 
@@ -19,11 +20,11 @@ describe('idleCloseMs', () => {
   test('a session with no turn since its open closes itself; its turns then reject with SESSION_CLOSED naming idleCloseMs', async () => {
     const { server, ctx, durable, store } = await opened({ idleCloseMs: 60 });
     const started = performance.now();
-    expect(durable._closedBy).toBeUndefined();
-    await durable._whenEnded();
+    expect(probe.closedBy(durable)).toBeUndefined();
+    await probe.whenEnded(durable);
     expect(performance.now() - started).toBeGreaterThanOrEqual(55);
-    expect(durable._closedBy).toBe('idle');
-    expect(durable._closing).toBe(false);
+    expect(probe.closedBy(durable)).toBe('idle');
+    expect(probe.isClosing(durable)).toBe(false);
     expect(durable.isDisposed).toBe(true);
     expect(ctx.get(Sessions).get(durable.id)).toBeUndefined();
     expect((await store.load(durable.id)).info.lease).toBeUndefined();
@@ -48,9 +49,9 @@ describe('idleCloseMs', () => {
     }
     const lastEnd = performance.now();
     expect(durable.isDisposed).toBe(false);
-    await durable._whenEnded();
+    await probe.whenEnded(durable);
     expect(performance.now() - lastEnd).toBeGreaterThanOrEqual(75);
-    expect(durable._closedBy).toBe('idle');
+    expect(probe.closedBy(durable)).toBe('idle');
     expect(durable.committedTurn).toBe(6);
     await server.dispose();
   });
@@ -66,7 +67,7 @@ describe('idleCloseMs', () => {
     await long;
     expect(await queued).toBe('queued');
     const end = performance.now();
-    await durable._whenEnded();
+    await probe.whenEnded(durable);
     expect(performance.now() - end).toBeGreaterThanOrEqual(25);
     expect(durable.committedTurn).toBe(2);
     await server.dispose();
@@ -77,11 +78,11 @@ describe('idleCloseMs', () => {
     await sleep(50);
     expect(durable.isDisposed).toBe(false);
     const closing = durable.close();
-    expect(durable._closing).toBe(true);
+    expect(probe.isClosing(durable)).toBe(true);
     await closing;
-    await durable._whenEnded();
-    expect(durable._closing).toBe(false);
-    expect(durable._closedBy).toBe('close');
+    await probe.whenEnded(durable);
+    expect(probe.isClosing(durable)).toBe(false);
+    expect(probe.closedBy(durable)).toBe('close');
     const err = await rejection(durable.turn(() => 1));
     expect(err.code).toBe('SESSION_CLOSED');
     expect(err.reason).toBeUndefined();
@@ -92,7 +93,7 @@ describe('idleCloseMs', () => {
     const { server, durable } = await opened({ idleCloseMs: 20 });
     await durable.close();
     await sleep(40);
-    expect(durable._closedBy).toBe('close');
+    expect(probe.closedBy(durable)).toBe('close');
     await waitFor(() => durable.isDisposed);
     await server.dispose();
   });

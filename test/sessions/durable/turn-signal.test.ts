@@ -27,6 +27,7 @@ import {
 } from '../../../src/index.js';
 import { PostgresSessionStore } from '../../../src/sessions/postgres.js';
 import { SqliteSessionStore } from '../../../src/sessions/sqlite.js';
+import { probe } from '../../../src/testing/probe.js';
 import { delegateStore } from '../harness.js';
 import { createTestDatabase, describePg, pgTarget } from '../pg-target.js';
 import { deferred, heldCall, opened, rejection, say, type Deferred } from './helpers.js';
@@ -96,7 +97,7 @@ function abortFlow(makeStore: () => SessionStore | Promise<SessionStore>): void 
     const seen: { signal?: AbortSignal; toolResult?: unknown } = {};
     const p = durable.turn(waitingTurn(seen), { signal: ac.signal });
     await w.started.promise;
-    expect(durable._openAttempt()).toEqual({ turn: 1, attempt: expect.any(Number) });
+    expect(probe.openAttempt(durable)).toEqual({ turn: 1, attempt: expect.any(Number) });
     const reason = new Error('the user left');
     ac.abort(reason);
     expect(await rejection(p)).toBe(reason);
@@ -107,7 +108,7 @@ function abortFlow(makeStore: () => SessionStore | Promise<SessionStore>): void 
     expect(seen.toolResult).toMatchObject({ isError: true });
     expect(durable.committedTurn).toBe(0);
     expect(durable.session.history.length).toBe(0);
-    expect(durable._openAttempt()).toBeUndefined();
+    expect(probe.openAttempt(durable)).toBeUndefined();
     const events = await eventsOf(w);
     expect(events.filter((e) => e.kind === 'note')).toEqual([{ kind: 'note', status: 'aborted', turn: 1 }]);
     expect(events.some((e) => e.status === 'committed' || e.status === 'pending')).toBe(false);
@@ -119,19 +120,19 @@ function abortFlow(makeStore: () => SessionStore | Promise<SessionStore>): void 
     await w.server.dispose();
   });
 
-  test('_cancel: the turn in flight rejects with TURN_CANCELLED carrying the reason; only the exact open attempt when one is given', async () => {
+  test('cancelling the turn (probe.cancelTurn): the turn in flight rejects with TURN_CANCELLED carrying the reason; only the exact open attempt when one is given', async () => {
     const store = await makeStore();
     const w = await world(store);
     const { durable } = w;
-    expect(durable._cancel('nothing to cancel')).toBe(false);
+    expect(probe.cancelTurn(durable, 'nothing to cancel')).toBe(false);
     const seen: { signal?: AbortSignal } = {};
     const p = durable.turn(waitingTurn(seen));
     await w.started.promise;
-    const open = durable._openAttempt();
+    const open = probe.openAttempt(durable);
     if (open === undefined) throw new Error('no open attempt while the turn runs');
-    expect(durable._cancel('wrong attempt', { turn: open.turn, attempt: open.attempt + 1 })).toBe(false);
-    expect(durable._cancel('wrong turn', { turn: open.turn + 1, attempt: open.attempt })).toBe(false);
-    expect(durable._cancel('operator said so', open)).toBe(true);
+    expect(probe.cancelTurn(durable, 'wrong attempt', { turn: open.turn, attempt: open.attempt + 1 })).toBe(false);
+    expect(probe.cancelTurn(durable, 'wrong turn', { turn: open.turn + 1, attempt: open.attempt })).toBe(false);
+    expect(probe.cancelTurn(durable, 'operator said so', open)).toBe(true);
     const err = await rejection(p);
     expect(err).toBeInstanceOf(SessionError);
     expect(err.code).toBe('TURN_CANCELLED');
@@ -142,7 +143,7 @@ function abortFlow(makeStore: () => SessionStore | Promise<SessionStore>): void 
     expect(w.toolAborted).toBeDefined();
     expect(durable.committedTurn).toBe(0);
     expect((await eventsOf(w)).filter((e) => e.kind === 'note')).toEqual([{ kind: 'note', status: 'aborted', turn: 1 }]);
-    expect(durable._cancel('after the end')).toBe(false);
+    expect(probe.cancelTurn(durable, 'after the end')).toBe(false);
     await durable.turn((_c, s) => s.history.append(say('next')));
     expect(durable.committedTurn).toBe(1);
     await w.server.dispose();
@@ -241,7 +242,7 @@ describe('turn(fn, { signal }) on the memory store', () => {
     );
     await committing.promise;
     ac.abort(new Error('too late to matter'));
-    expect(durable._cancel('also too late')).toBe(true);
+    expect(probe.cancelTurn(durable, 'also too late')).toBe(true);
     go.resolve();
     expect(await p).toBe('value');
     expect(durable.committedTurn).toBe(1);
@@ -293,7 +294,7 @@ describe('turn(fn, { signal }) on the memory store', () => {
 const dir = mkdtempSync(join(tmpdir(), 'polestar-turn-signal-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-describe('turn(fn, { signal }) and _cancel on the SQLite store', () => {
+describe('turn(fn, { signal }) and cancelTurn on the SQLite store', () => {
   const stores: SqliteSessionStore[] = [];
   afterAll(async () => {
     for (const s of stores) await s.close();
@@ -308,7 +309,7 @@ describe('turn(fn, { signal }) and _cancel on the SQLite store', () => {
 
 const target = await pgTarget();
 
-describePg(target)('turn(fn, { signal }) and _cancel on the PostgreSQL store', () => {
+describePg(target)('turn(fn, { signal }) and cancelTurn on the PostgreSQL store', () => {
   let db: { url: string; drop(): Promise<void> } | undefined;
   const stores: PostgresSessionStore[] = [];
   beforeAll(async () => {

@@ -4,6 +4,7 @@
  * snapshotted through {@link snapshotJson}: each property is read exactly once, the
  * value is checked and a detached, deep-frozen plain copy is returned.
  */
+import { branded } from './brand.js';
 
 /** A JSON value. */
 export type JsonValue = null | boolean | number | string | readonly JsonValue[] | JsonObject;
@@ -14,6 +15,11 @@ export interface JsonObject {
 
 /** A value is not losslessly JSON-serializable; `path` says where (e.g. `parameters.properties.q`). */
 export class NotLosslessJsonError extends TypeError {
+  /**
+   * True when `value` is an instance of `NotLosslessJsonError` or of a subclass, also one made
+   * by another copy of polestar-di loaded in the same process (where `instanceof` is false).
+   */
+  static readonly is = branded(this, 'NotLosslessJsonError');
   /** Always `'NotLosslessJsonError'`. */
   override readonly name = 'NotLosslessJsonError';
   /** Where the offending value sits. */

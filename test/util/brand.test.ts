@@ -3,6 +3,7 @@
 import {
   AgentError,
   ContextDisposedError,
+  NotLosslessJsonError,
   DisposeTimeoutError,
   ParamError,
   PromptError,
@@ -35,6 +36,7 @@ const classes: readonly (readonly [string, Branded])[] = [
   ['McpMountError', McpMountError],
   ['McpToolError', McpToolError],
   ['LeakError', LeakError],
+  ['NotLosslessJsonError', NotLosslessJsonError],
 ];
 
 const Key = token<string>('Key');

@@ -11,6 +11,7 @@ import type { CallState } from './execution.js';
 import type { ToolRegistry } from './registry.js';
 import type { ToolExecution } from './types.js';
 import { errorText } from '../util/error-text.js';
+import { readFieldOrUndefined } from '../util/read-field.js';
 
 /** @internal Whether `tools/pre-execute` listeners or guards apply to a call in `scope`. */
 export function hasPolicy(reg: ToolRegistry, scope: object | undefined): boolean {
@@ -105,20 +106,11 @@ async function ask(ctx: SystemContext, state: CallState, execution: ToolExecutio
 
 /** @internal The `kind` of a listener's decision, `undefined` when it is no object or reading it throws. */
 export function readKind(decision: unknown): unknown {
-  if (decision === null || typeof decision !== 'object') return undefined;
-  try {
-    return (decision as { kind?: unknown }).kind;
-  } catch {
-    return undefined;
-  }
+  return decision !== null && typeof decision === 'object' ? readFieldOrUndefined(decision, 'kind') : undefined;
 }
 
 /** @internal The non-empty `reason` of a listener's decision, else `undefined`. */
 export function readReason(decision: unknown): string | undefined {
-  try {
-    const r = (decision as { reason?: unknown }).reason;
-    return typeof r === 'string' && r.length > 0 ? r : undefined;
-  } catch {
-    return undefined;
-  }
+  const r = readFieldOrUndefined(decision, 'reason');
+  return typeof r === 'string' && r.length > 0 ? r : undefined;
 }

@@ -5,6 +5,7 @@
  * value is checked and a detached, deep-frozen plain copy is returned.
  */
 import { branded } from './brand.js';
+import { errorText } from './error-text.js';
 
 /** A JSON value. */
 export type JsonValue = null | boolean | number | string | readonly JsonValue[] | JsonObject;
@@ -86,7 +87,7 @@ export function snapshotJsonLike(value: unknown, template: JsonValue | undefined
     if (err instanceof Refusal) throw new NotLosslessJsonError(what, root + pathText(st.path, err.depth), err.reason);
     if (err instanceof NotLosslessJsonError) throw err;
     // a throwing getter or proxy trap, or a stack overflow
-    throw new NotLosslessJsonError(what, root, `could not be read: ${err instanceof Error ? err.message : String(err)}`);
+    throw new NotLosslessJsonError(what, root, `could not be read: ${errorText(err)}`);
   } finally {
     sharedInUse = outer;
     // Drop the references (the values are the caller's). The slots this call set are a

@@ -71,3 +71,19 @@ export function readQuotedField(obj: object, key: string, where: string): unknow
 export function quotedFieldError(err: unknown, key: string, where: string): TypeError {
   return new TypeError(`${where}: reading "${key}" threw: ${errorText(err)}`, { cause: err });
 }
+
+/**
+ * @internal Reads `obj[key]` once, for input whose unreadable field simply counts as absent
+ * (a listener's decision): `undefined` when `obj` is not an object or the read throws.
+ *
+ * @param obj - the value to read (anything).
+ * @param key - the field to read.
+ */
+export function readFieldOrUndefined(obj: unknown, key: string): unknown {
+  if (obj === null || (typeof obj !== 'object' && typeof obj !== 'function')) return undefined;
+  try {
+    return (obj as Record<string, unknown>)[key];
+  } catch {
+    return undefined;
+  }
+}

@@ -252,8 +252,8 @@ function copiesOf(piece: Piece): string[] {
  */
 const KNOWN_COPIES: Readonly<Record<string, readonly string[]>> = {
   'util/is-thenable.ts': [],
-  'util/error-text.ts': ['sessions/store/sql/pg-driver.ts', 'util/lossless-json.ts'],
-  'util/read-field.ts': ['context/plugin.ts', 'sessions/durable/turn.ts', 'tools/authorize.ts'],
+  'util/error-text.ts': ['sessions/store/sql/pg-driver.ts'],
+  'util/read-field.ts': ['context/plugin.ts', 'sessions/durable/turn.ts'],
 };
 
 const fileOf = (at: string): string => at.slice(0, at.lastIndexOf(':'));

@@ -10,4 +10,4 @@
 export { PostgresSessionStore } from './store/sql/postgres.js';
 export type { PostgresSessionStoreOptions, PostgresWakeOptions } from './store/sql/postgres.js';
 export { PgDriverError, serverTimeouts } from './store/sql/pg-driver.js';
-export type { PgPoolClientLike, PgPoolLike, PgQueryResultLike } from './store/sql/pg-driver.js';
+export type { PgPoolClientLike, PgPoolLike, PgQueryConfig, PgQueryResultLike } from './store/sql/pg-driver.js';

@@ -26,8 +26,9 @@
  *   client waits for an answer that never comes, as when a reply is lost on the network.
  *
  * Only unencrypted connections are parsed (`pg` without `ssl`); an SSLRequest answered `S`
- * turns the connection into a plain pass-through where no fault can match. Statements sent
- * as a named prepared statement that was parsed earlier carry no SQL and are not matched.
+ * turns the connection into a plain pass-through where no fault can match. A named prepared
+ * statement is matched by the SQL its `Parse` gave it: the first time by that `Parse`, every
+ * later time (when only its `Bind` is sent) by its `Bind`.
  */
 import { createServer, Socket, type Server } from 'node:net';
 
@@ -113,6 +114,20 @@ interface Armed {
   resolveDone: (e: FaultEvent) => void;
 }
 
+/** The statement name of a `B` (Bind) message body (after the portal name), or undefined. */
+function boundName(body: Buffer): string | undefined {
+  const portalEnd = body.indexOf(0);
+  if (portalEnd < 0) return undefined;
+  const end = body.indexOf(0, portalEnd + 1);
+  return end < 0 ? undefined : body.toString('utf8', portalEnd + 1, end);
+}
+
+/** The statement name of a `P` (Parse) message body, or undefined. */
+function parsedName(body: Buffer): string | undefined {
+  const end = body.indexOf(0);
+  return end < 0 ? undefined : body.toString('utf8', 0, end);
+}
+
 /** The SQL text of a `Q` or `P` message body, or undefined. */
 function sqlOf(type: number, body: Buffer): string | undefined {
   if (type === 0x51 /* Q */) {
@@ -185,6 +200,10 @@ export async function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy>
     let serverExpectsSslByte = false;
     let passThrough = false; // TLS or cancel: no parsing any more
     let blackHole = false; // drop-reply: nothing is forwarded either way
+    /** The SQL of each named statement parsed on this connection. */
+    const named = new Map<string, string>();
+    /** Named statements whose `Parse` was just seen: their next `Bind` is the same statement. */
+    const justParsed = new Set<string>();
     /** A fault waiting for the server's ReadyForQuery. */
     let awaitingReply: { armed: Armed; event: FaultEvent; needSync: boolean; cutClient: boolean } | undefined;
 
@@ -218,7 +237,17 @@ export async function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy>
         const len = clientBuf.readInt32BE(at + 1);
         if (clientBuf.length - at < 1 + len) break;
         const msg = clientBuf.subarray(at, at + 1 + len);
-        const sql = sqlOf(type, msg.subarray(5));
+        let sql = sqlOf(type, msg.subarray(5));
+        if (type === 0x50 /* Parse */ && sql !== undefined) {
+          const name = parsedName(msg.subarray(5));
+          if (name !== undefined && name !== '') {
+            named.set(name, sql);
+            justParsed.add(name);
+          }
+        } else if (type === 0x42 /* Bind */) {
+          const name = boundName(msg.subarray(5));
+          if (name !== undefined && name !== '' && !justParsed.delete(name)) sql = named.get(name);
+        }
         if (awaitingReply?.needSync === true) {
           out.push(msg);
           at += 1 + len;
@@ -254,8 +283,9 @@ export async function startTcpProxy(options: TcpProxyOptions): Promise<TcpProxy>
               }
               out.push(msg);
               at += 1 + len;
-              awaitingReply = { armed: a, event, needSync: type === 0x50, cutClient: a.plan.at === 'after-query' };
-              if (type === 0x50) continue; // forward through the Sync that ends the extended query
+              const extended = type === 0x50 || type === 0x42;
+              awaitingReply = { armed: a, event, needSync: extended, cutClient: a.plan.at === 'after-query' };
+              if (extended) continue; // forward through the Sync that ends the extended query
               afterForwarded(out);
               out.length = 0;
               clientBuf = clientBuf.subarray(at);

@@ -21,7 +21,7 @@ import { migrate } from './schema.js';
 import { STORE_BOUND, mergeBounds, type StoreBounds } from '../store-bound.js';
 import { numberPlaceholders, type SqlConn, type SqlDriver, type SqlRow, type SqlValue } from './driver.js';
 import { writeCommit } from './commit.js';
-import { FENCE, KEYED_CONDITION, KEYED_TURN, attemptRow, diagnose, endOpen, fence, fenceParams, fenceRow, insertEvents, openOf, recorded } from './fence.js';
+import { FENCE, attemptRow, beginIn, diagnose, fence, fenceParams, fenceRow, insertEvents, openOf, recorded } from './fence.js';
 import { acquireIn, deleteIn } from './leases.js';
 import { releaseIn, requestCancelIn, requestHandoffIn, requestsIn } from './requests.js';
 import { WakeHub, type WakeSource } from './wakes.js';
@@ -227,66 +227,9 @@ export class SqlSessionStore implements SessionStore {
     return this.#op('begin', async () => {
       const l = check.checkLease(lease);
       const o = check.checkBegin(options);
-      return this.#write('begin', async (db) => {
-        const postgres = this.#driver.dialect === 'postgres';
-        const keyed = o.key !== undefined;
-        // A keyed begin opens nothing when a committed turn of the current timeline among
-        // the last keyWindow ones has the key (checked in the same statement: no round trip
-        // of its own). The only commit of this session that could run concurrently is one of
-        // this same lease, whose outcome the sessions plugin finds out before its next begin.
-        const opening = `UPDATE polestar_sessions SET rev = rev + 1, updated_at = {now}, open_turn = committed_turn + 1, open_epoch = lease_epoch,
-               open_attempt = (SELECT COALESCE(MAX(a.attempt), 0) + 1 FROM polestar_attempts a
-                               WHERE a.session_id = polestar_sessions.session_id AND a.turn = polestar_sessions.committed_turn + 1)
-             WHERE ${FENCE} AND open_turn IS NULL${keyed ? ` AND NOT EXISTS (${KEYED_TURN})` : ''}`;
-        const params = keyed ? [...fenceParams(l), o.keyWindow, o.key as string] : fenceParams(l);
-        let rows: readonly SqlRow[];
-        for (;;) {
-          // PostgreSQL: the started record in the same statement (one round trip fewer).
-          ({ rows } = await db.run(
-            postgres
-              ? `WITH u AS (${opening} RETURNING session_id, open_turn, open_attempt, lease_epoch, updated_at)
-                 INSERT INTO polestar_attempts (session_id, turn, attempt, status, epoch, started_at, turn_key)
-                 SELECT session_id, open_turn, open_attempt, 'started', lease_epoch, updated_at, CAST(? AS text) FROM u
-                 RETURNING turn AS open_turn, attempt AS open_attempt, started_at AS updated_at`
-              : `${opening} RETURNING open_turn, open_attempt, updated_at`,
-            postgres ? [...params, o.key ?? null] : params,
-          ));
-          if (rows.length > 0) break;
-          const row = await diagnose(db, l, 'begin');
-          if (keyed) {
-            const found = await db.run(
-              `SELECT k.turn FROM polestar_sessions p JOIN polestar_attempts k ON k.session_id = p.session_id
-               WHERE p.session_id = ? AND ${KEYED_CONDITION} ORDER BY k.turn DESC LIMIT 1`,
-              [l.sessionId, o.keyWindow, o.key as string],
-            );
-            if (found.rows.length > 0) throw check.alreadyCommitted(l.sessionId, o.key as string, int(found.rows[0].turn, `polestar_attempts row of session "${l.sessionId}"`, l.sessionId));
-          }
-          const open = openOf(row, l.sessionId);
-          // (an attempt ended by a concurrent call of the same holder in between: try again)
-          if (open === undefined) continue;
-          if (!o.replaceOpen || open.epoch !== l.epoch) throw fail.busyAttempt(l.sessionId, open, 'beginning another');
-          // Begun with this very lease by a begin (or left by an abort) whose reply was lost:
-          // end it as aborted in this transaction, then open the next attempt.
-          await endOpen(db, l, open, 'begin outcome unknown');
-        }
-        const where = `polestar_sessions row of session "${l.sessionId}"`;
-        const turn = int(rows[0].open_turn, where, l.sessionId);
-        const attempt = int(rows[0].open_attempt, where, l.sessionId);
-        const now = int(rows[0].updated_at, where, l.sessionId);
-        if (!postgres) {
-          await db.run("INSERT INTO polestar_attempts (session_id, turn, attempt, status, epoch, started_at, turn_key) VALUES (?, ?, ?, 'started', ?, ?, ?)", [
-            l.sessionId,
-            turn,
-            attempt,
-            l.epoch,
-            now,
-            o.key ?? null,
-          ]);
-        }
-        return { turn, attempt, startedAt: new Date(now) };
-        // The started record may resolve before it is durable: the next durable write of
-        // the session (a flush, the commit, the abort) makes it durable with it.
-      }, true);
+      // The started record may resolve before it is durable: the next durable write of the
+      // session (a flush, the commit, the abort) makes it durable with it.
+      return this.#write('begin', (db) => beginIn(db, this.#driver.dialect, l, o), true);
     });
   }
 

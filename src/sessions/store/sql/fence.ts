@@ -3,10 +3,10 @@
  * the diagnosis of a write that matched nothing (lease lost, attempt not open). Also the
  * statements shared by several turn operations.
  */
-import { ROW_FORMAT, encodeJson } from '../input.js';
-import { leaseLost } from '../failures.js';
-import type { Lease, NewSessionEvent, TurnAttempt } from '../contract.js';
-import type { SqlConn, SqlRow, SqlValue } from './driver.js';
+import { ROW_FORMAT, alreadyCommitted, encodeJson, type CheckedBegin } from '../input.js';
+import { busyAttempt, corrupt, leaseLost } from '../failures.js';
+import type { BegunAttempt, Lease, NewSessionEvent, TurnAttempt } from '../contract.js';
+import type { SqlConn, SqlDialect, SqlResult, SqlRow, SqlValue } from './driver.js';
 import { int, intOrNull } from './rows.js';
 
 /** Events per INSERT statement. */
@@ -120,4 +120,79 @@ export async function attemptRow(db: SqlConn, sessionId: string, a: TurnAttempt)
     endedAt: intOrNull(row.ended_at, where, sessionId) ?? 0,
     endSeq: intOrNull(row.end_seq, where, sessionId) ?? 0,
   };
+}
+
+/**
+ * Opens the next attempt of session `l.sessionId` (the fenced *started* record) in the write
+ * transaction `db`: refused with `LEASE_LOST`, `SESSION_BUSY` (another attempt open) or
+ * `TURN_ALREADY_COMMITTED` (a keyed begin whose key a recent committed turn has); with
+ * `replaceOpen`, an attempt this very lease left open is ended as aborted first.
+ */
+export async function beginIn(db: SqlConn, dialect: SqlDialect, l: Lease, o: CheckedBegin): Promise<BegunAttempt> {
+  const postgres = dialect === 'postgres';
+  const keyed = o.key !== undefined;
+  // A keyed begin opens nothing when a committed turn of the current timeline among
+  // the last keyWindow ones has the key (checked in the same statement: no round trip
+  // of its own). The only commit of this session that could run concurrently is one of
+  // this same lease, whose outcome the sessions plugin finds out before its next begin.
+  // The attempt opened is attempt 1 of the next turn, unless that turn has attempts
+  // already (an aborted or interrupted one, or turns a rollback superseded): then the
+  // insert of the started record meets attempt 1, and the attempt becomes the highest
+  // one + 1 (attempts are numbered from 1 and never deleted apart from their session).
+  const opening = `UPDATE polestar_sessions SET rev = rev + 1, updated_at = {now}, open_turn = committed_turn + 1, open_epoch = lease_epoch, open_attempt = 1
+       WHERE ${FENCE} AND open_turn IS NULL${keyed ? ` AND NOT EXISTS (${KEYED_TURN})` : ''}`;
+  const params = keyed ? [...fenceParams(l), o.keyWindow, o.key as string] : fenceParams(l);
+  let rows: readonly SqlRow[];
+  for (;;) {
+    // PostgreSQL: the started record in the same statement (one round trip fewer).
+    ({ rows } = await db.run(
+      postgres
+        ? `WITH u AS (${opening} RETURNING session_id, open_turn, open_attempt, lease_epoch, updated_at),
+           i AS (INSERT INTO polestar_attempts (session_id, turn, attempt, status, epoch, started_at, turn_key)
+             SELECT session_id, open_turn, open_attempt, 'started', lease_epoch, updated_at, CAST(? AS text) FROM u
+             ON CONFLICT (session_id, turn, attempt) DO NOTHING RETURNING turn)
+           SELECT open_turn, open_attempt, updated_at, (SELECT COUNT(*) FROM i) AS inserted FROM u`
+        : `${opening} RETURNING open_turn, open_attempt, updated_at`,
+      postgres ? [...params, o.key ?? null] : params,
+    ));
+    if (rows.length > 0) break;
+    const row = await diagnose(db, l, 'begin');
+    if (keyed) {
+      const found = await db.run(
+        `SELECT k.turn FROM polestar_sessions p JOIN polestar_attempts k ON k.session_id = p.session_id
+         WHERE p.session_id = ? AND ${KEYED_CONDITION} ORDER BY k.turn DESC LIMIT 1`,
+        [l.sessionId, o.keyWindow, o.key as string],
+      );
+      if (found.rows.length > 0) throw alreadyCommitted(l.sessionId, o.key as string, int(found.rows[0].turn, `polestar_attempts row of session "${l.sessionId}"`, l.sessionId));
+    }
+    const open = openOf(row, l.sessionId);
+    // (an attempt ended by a concurrent call of the same holder in between: try again)
+    if (open === undefined) continue;
+    if (!o.replaceOpen || open.epoch !== l.epoch) throw busyAttempt(l.sessionId, open, 'beginning another');
+    // Begun with this very lease by a begin (or left by an abort) whose reply was lost:
+    // end it as aborted in this transaction, then open the next attempt.
+    await endOpen(db, l, open, 'begin outcome unknown');
+  }
+  const where = `polestar_sessions row of session "${l.sessionId}"`;
+  const turn = int(rows[0].open_turn, where, l.sessionId);
+  let attempt = int(rows[0].open_attempt, where, l.sessionId);
+  const now = int(rows[0].updated_at, where, l.sessionId);
+  const started = (n: number): Promise<SqlResult> =>
+    db.run(
+      "INSERT INTO polestar_attempts (session_id, turn, attempt, status, epoch, started_at, turn_key) VALUES (?, ?, ?, 'started', ?, ?, ?) ON CONFLICT (session_id, turn, attempt) DO NOTHING",
+      [l.sessionId, turn, n, l.epoch, now, o.key ?? null],
+    );
+  const inserted = postgres ? int(rows[0].inserted, where, l.sessionId) : (await started(attempt)).changes;
+  if (inserted === 0) {
+    // The turn has attempts already: open the next one after the highest.
+    const next = await db.run(
+      `UPDATE polestar_sessions SET open_attempt = (SELECT MAX(a.attempt) + 1 FROM polestar_attempts a
+         WHERE a.session_id = polestar_sessions.session_id AND a.turn = polestar_sessions.open_turn)
+       WHERE session_id = ? RETURNING open_attempt`,
+      [l.sessionId],
+    );
+    attempt = int(next.rows[0]?.open_attempt, where, l.sessionId);
+    if ((await started(attempt)).changes !== 1) throw corrupt(`session "${l.sessionId}" has an attempt ${attempt} of turn ${turn} above its highest`, l.sessionId);
+  }
+  return { turn, attempt, startedAt: new Date(now) };
 }

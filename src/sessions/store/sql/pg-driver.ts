@@ -4,6 +4,7 @@
  * wait or a frozen transaction inside that bound. The pool is `pg`'s, or any pool with the
  * same `connect()` / `query()` shape.
  */
+import { createHash } from 'node:crypto';
 import { branded } from '../../../util/brand.js';
 import { SessionError } from '../../errors.js';
 import type { StoreBounds } from '../store-bound.js';
@@ -15,10 +16,26 @@ export interface PgQueryResultLike {
   readonly rows: readonly Record<string, unknown>[];
 }
 
+/**
+ * A named statement as `pg` takes it: `pg` prepares `text` under `name` on the connection
+ * the first time it runs there, and from then on sends only the name and the values.
+ */
+export interface PgQueryConfig {
+  /** The statement's name on its connection. */
+  readonly name: string;
+  /** The SQL, with `$1`-style parameters. */
+  readonly text: string;
+  /** The parameters. */
+  readonly values: unknown[];
+}
+
 /** A client checked out of a pool (the part of `pg`'s `PoolClient` the store uses). */
 export interface PgPoolClientLike {
-  /** Runs one statement with `$1`-style parameters. */
-  query(text: string, values?: unknown[]): Promise<PgQueryResultLike>;
+  /**
+   * Runs one statement with `$1`-style parameters: `(text, values)`, or, while the store's
+   * `preparedStatements` is on, a {@link PgQueryConfig} `{ name, text, values }` (as `pg` does).
+   */
+  query(text: string | PgQueryConfig, values?: unknown[]): Promise<PgQueryResultLike>;
   /** Returns the client to its pool; with an error, the pool discards it. */
   release(err?: Error | boolean): void;
 }
@@ -187,6 +204,36 @@ interface Tx {
   readonly onError: (err: Error) => void;
 }
 
+/**
+ * The name of the prepared statement of `sql`: a hash of its text, so the same text has the
+ * same name on every connection and in every process (made once per text).
+ */
+const statementNames = new Map<string, string>();
+function statementName(sql: string): string {
+  let name = statementNames.get(sql);
+  if (name === undefined) {
+    name = `polestar_${createHash('sha1').update(sql).digest('hex').slice(0, 24)}`;
+    statementNames.set(sql, name);
+  }
+  return name;
+}
+
+/**
+ * True for the errors of a prepared statement the server does not have as `pg` believes it
+ * does (`26000`: it does not exist; `42P05`: it already exists): the connection behind the
+ * client changed under it (PgBouncer before 1.21 in transaction mode, or with
+ * `max_prepared_statements` at 0), or something ran `DEALLOCATE` / `DISCARD ALL` on it.
+ */
+function preparedStatementLost(err: unknown): boolean {
+  const state = sqlState(err);
+  return state === '26000' || state === '42P05';
+}
+
+/** Thrown inside a transaction whose prepared statement was lost: it is run again unnamed. */
+class PreparedLost {
+  constructor(readonly cause: unknown) {}
+}
+
 /** @internal The PostgreSQL driver: one pooled client per transaction, each bounded. */
 export class PgDriver implements SqlDriver {
   readonly dialect = 'postgres';
@@ -196,12 +243,20 @@ export class PgDriver implements SqlDriver {
   readonly #userPool: PgPoolLike | undefined;
   #bounds: StoreBounds = DEFAULT_BOUNDS;
   #closed = false;
+  /** Whether statements with parameters run as named prepared statements (off for good once one was lost). */
+  #prepared: boolean;
 
   /**
    * @param source - a user's pool (`{ pool }`), or the maker of the store's own pool.
    * @param label - where the data lives, for messages.
+   * @param prepared - run the statements with parameters as named prepared statements.
    */
-  constructor(source: { readonly pool: PgPoolLike } | { readonly make: () => Promise<OwnedPool>; readonly made: () => Promise<OwnedPool> | undefined }, label: string) {
+  constructor(
+    source: { readonly pool: PgPoolLike } | { readonly make: () => Promise<OwnedPool>; readonly made: () => Promise<OwnedPool> | undefined },
+    label: string,
+    prepared = true,
+  ) {
+    this.#prepared = prepared;
     if ('pool' in source) {
       const pool = source.pool;
       this.#pool = () => Promise.resolve(pool);
@@ -226,6 +281,11 @@ export class PgDriver implements SqlDriver {
   /** The bounds in use (for tests and messages). */
   get bounds(): StoreBounds {
     return this.#bounds;
+  }
+
+  /** Whether statements run as named prepared statements (false once the server lost one: see `preparedStatements`). */
+  get preparedStatements(): boolean {
+    return this.#prepared;
   }
 
   read<T>(fn: (c: SqlConn) => Promise<T>, call?: string): Promise<T> {
@@ -277,6 +337,15 @@ export class PgDriver implements SqlDriver {
         // cut while it was idle): nothing of the transaction was sent, so it runs once more
         // on a fresh connection, within the same bound.
         if (tx.dead === undefined && tx.phase === 'begin' && err instanceof PgDriverError && err.reason === 'connection') {
+          tx = this.#newTx();
+          return this.#attempt(tx, first, fn, bounds, call);
+        }
+        // A prepared statement the server did not have: the transaction failed before its
+        // COMMIT (nothing of it applied), and its client was discarded. The store stops
+        // naming statements and runs the transaction once more, unnamed, within the same bound.
+        if (err instanceof PreparedLost) {
+          if (tx.dead !== undefined) throw tx.dead;
+          this.#prepared = false;
           tx = this.#newTx();
           return this.#attempt(tx, first, fn, bounds, call);
         }
@@ -332,13 +401,22 @@ export class PgDriver implements SqlDriver {
       throw connectionLevel(err) || tx.broken !== undefined ? connectionError(e, 'not-applied') : err;
     }
     tx.phase = 'body';
+    const prepared = this.#prepared;
+    let lost: unknown;
     let result: T;
     try {
       result = await fn({
         run: async (sql, params) => {
           if (tx.dead !== undefined) throw tx.dead;
           tx.last = { sql, params };
-          const r = await client.query(sql, params === undefined ? undefined : [...params]);
+          const values = params === undefined ? undefined : [...params];
+          let r: PgQueryResultLike;
+          try {
+            r = await (prepared && values !== undefined ? client.query({ name: statementName(sql), text: sql, values }) : client.query(sql, values));
+          } catch (err) {
+            if (prepared && preparedStatementLost(err)) lost ??= err;
+            throw err;
+          }
           return { rows: r.rows, changes: (r as { rowCount?: number | null }).rowCount ?? 0 };
         },
       });
@@ -347,6 +425,12 @@ export class PgDriver implements SqlDriver {
       await client.query('COMMIT');
     } catch (err) {
       if (tx.dead !== undefined) throw tx.dead;
+      if (lost !== undefined && tx.phase === 'body') {
+        // pg's record of what this connection has prepared is wrong: the client is not
+        // reused (its pool ends it), and the transaction is not applied (never committed).
+        discard(tx, asError(lost));
+        throw new PreparedLost(lost);
+      }
       throw await this.#failed(tx, client, err, bounds, call);
     }
     release(tx);

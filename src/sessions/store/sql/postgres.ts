@@ -5,6 +5,7 @@
  * Many processes on many machines may share one database: leases expire on the database's
  * clock, and every write is fenced by the lease's epoch.
  */
+import { describeValue } from '../../../util/describe-value.js';
 import { SessionError } from '../../errors.js';
 import { checkInt, checkName, checkObject, checkPollMs } from '../input.js';
 import { SqlSessionStore, WAKE_SOURCE } from './base.js';
@@ -13,7 +14,10 @@ import { PgListener, polledSource } from './pg-listen.js';
 import type { WakeSource } from './wakes.js';
 import type { SessionStore } from '../contract.js';
 
-/** How a {@link PostgresSessionStore} hears about releases, handoff requests and cancels of other processes. */
+/**
+ * How a {@link PostgresSessionStore} hears about releases, handoff requests and cancels of
+ * other processes, and how it sends its statements.
+ */
 export interface PostgresWakeOptions {
   /**
    * A connection string for one direct, unpooled connection on which the store `LISTEN`s for
@@ -28,6 +32,24 @@ export interface PostgresWakeOptions {
    * finite number >= 1, default 250).
    */
   readonly pollMs?: number;
+  /**
+   * Whether the store runs its statements as named prepared statements (default `true`):
+   * each connection parses and plans a statement once, the first time it runs there, and
+   * from then on receives only its name and its values, which saves the server a parse and
+   * a plan on every statement of every turn. Names are `polestar_` and a hash of the SQL,
+   * the same in every process.
+   *
+   * A named statement lives on one server connection. `pg.Pool` keeps track of that by
+   * itself; PgBouncer in transaction mode does so from version 1.21 when its
+   * `max_prepared_statements` is above 0. Behind an older PgBouncer in transaction mode (or
+   * one with `max_prepared_statements = 0`), pass `false`. Left `true` there, the first
+   * statement the server does not have fails its transaction before its commit (nothing is
+   * written), the store discards that connection, stops naming statements for good, and runs
+   * the transaction again unnamed, so nothing fails; `false` only skips that first detour.
+   * A pool of your own whose clients do not take `pg`'s query config (`{ name, text,
+   * values }`) needs `false` too.
+   */
+  readonly preparedStatements?: boolean;
 }
 
 /** Options of {@link PostgresSessionStore}: a pool of yours, or a connection string. */
@@ -60,7 +82,7 @@ export type PostgresSessionStoreOptions =
  */
 export class PostgresSessionStore extends SqlSessionStore implements SessionStore {
   /**
-   * @param options - `{ pool }` or `{ connectionString, max? }`, with `listen?` and `pollMs?`.
+   * @param options - `{ pool }` or `{ connectionString, max? }`, with `listen?`, `pollMs?` and `preparedStatements?`.
    * @throws TypeError when the options are not one of those shapes.
    */
   constructor(options: PostgresSessionStoreOptions) {
@@ -75,19 +97,21 @@ export class PostgresSessionStore extends SqlSessionStore implements SessionStor
 
 /** The driver of a {@link PostgresSessionStore} for its options, or a `TypeError` naming what is wrong with them. */
 function pgDriverOf(options: PostgresSessionStoreOptions): PgDriver {
-  const o = checkObject<{ pool: PgPoolLike; connectionString: string; max: number }>(options, 'new PostgresSessionStore(options)', false);
+  const o = checkObject<{ pool: PgPoolLike; connectionString: string; max: number; preparedStatements: boolean }>(options, 'new PostgresSessionStore(options)', false);
+  const prepared = o.preparedStatements ?? true;
+  if (typeof prepared !== 'boolean') throw new TypeError(`new PostgresSessionStore(options): options.preparedStatements must be a boolean, got ${describeValue(prepared)}.`);
   if (o.pool !== undefined) {
     if (o.connectionString !== undefined) throw new TypeError('new PostgresSessionStore(options): give either pool or connectionString, not both.');
     if (o.pool === null || typeof o.pool !== 'object' || typeof (o.pool as { connect?: unknown }).connect !== 'function') {
       throw new TypeError('options.pool must be a pool with connect() (e.g. a pg.Pool).');
     }
-    return new PgDriver({ pool: o.pool }, 'the PostgreSQL pool given to PostgresSessionStore');
+    return new PgDriver({ pool: o.pool }, 'the PostgreSQL pool given to PostgresSessionStore', prepared);
   }
   if (o.connectionString === undefined) throw new TypeError('new PostgresSessionStore(options): give pool (a pg.Pool) or connectionString.');
   const url = checkName(o.connectionString, 'options.connectionString');
   const max = o.max === undefined ? 10 : checkInt(o.max, 'options.max', 1, 10_000);
   let made: Promise<OwnedPool> | undefined;
-  return new PgDriver({ make: () => (made ??= makePool(url, max)), made: () => made }, `the PostgreSQL database at ${redact(url)}`);
+  return new PgDriver({ make: () => (made ??= makePool(url, max)), made: () => made }, `the PostgreSQL database at ${redact(url)}`, prepared);
 }
 
 /** Hides the password of a URL in messages. */

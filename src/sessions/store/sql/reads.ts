@@ -4,41 +4,62 @@
  */
 import { ROW_FORMAT, decodeJson, decodeLocals, newerRow } from '../input.js';
 import { corrupt, noCheckpoint, notFound } from '../failures.js';
-import type { AttemptStatus, LoadedSession, OpenAttempt, SessionSummary, StoredSessionEvent, TurnAttempt } from '../contract.js';
+import type { AttemptStatus, CheckpointInfo, LoadedSession, OpenAttempt, SessionSummary, StoredSessionEvent, TurnAttempt } from '../contract.js';
 import type { SqlConn, SqlDialect, SqlRow } from './driver.js';
 import { attemptRow, openOf } from './fence.js';
-import { EVENT_COLUMNS, checkpointInfo, checkpointList, eventOf, int, nat, sessionRow, statusOf } from './rows.js';
+import { EVENT_COLUMNS, SESSION_COLUMNS, checkpointInfo, eventOf, int, nat, sessionInfoOf, sessionRow, statusOf } from './rows.js';
 
-/** Reads session `id` at turn `wanted` (its committed turn when `undefined`) in the read transaction `db`. */
+/**
+ * Reads session `id` at turn `wanted` (its committed turn when `undefined`) in the read
+ * transaction `db`, in three statements: the session row with the count and the last seq of
+ * its log; every checkpoint (the locals of the wanted one only); the history.
+ */
 export async function loadSession(db: SqlConn, id: string, wanted: number | undefined): Promise<LoadedSession> {
-  const { info, row } = await sessionRow(db, id);
+  const head = await db.run(
+    `SELECT ${SESSION_COLUMNS},
+       (SELECT COUNT(*) FROM polestar_events e WHERE e.session_id = polestar_sessions.session_id) AS event_count,
+       (SELECT COALESCE(MAX(e.seq), 0) FROM polestar_events e WHERE e.session_id = polestar_sessions.session_id) AS event_last
+     FROM polestar_sessions WHERE session_id = ?`,
+    [id],
+  );
+  const { info, row } = sessionInfoOf(head.rows[0], id);
   const turn = wanted ?? info.committedTurn;
   if (turn > info.committedTurn) throw noCheckpoint(id, turn, info.committedTurn);
-  const cps = await db.run('SELECT turn, format, locals, label, pinned, created_at FROM polestar_checkpoints WHERE session_id = ? AND turn = ?', [id, turn]);
-  const cpRow = cps.rows[0];
-  if (cpRow === undefined) {
+
+  const cps = await db.run(
+    'SELECT turn, format, label, pinned, created_at, CASE WHEN turn = ? THEN locals END AS locals FROM polestar_checkpoints WHERE session_id = ? ORDER BY turn',
+    [turn, id],
+  );
+  const checkpoints = cps.rows.map((r) => checkpointInfo(r, id));
+  const at = checkpoints.findIndex((c) => c.turn === turn);
+  if (at < 0) {
     if (wanted !== undefined) throw noCheckpoint(id, turn, info.committedTurn);
     throw corrupt(`session "${id}" has committed turn ${turn} but no checkpoint for it`, id);
   }
+  const cpRow = cps.rows[at] as SqlRow;
   const cpWhere = `polestar_checkpoints row (turn ${turn}) of session "${id}"`;
   const cpFormat = int(cpRow.format, cpWhere, id);
   if (cpFormat > ROW_FORMAT) throw newerRow(`the checkpoint of turn ${turn} of session "${id}"`, cpFormat, id);
-  const checkpoint = { ...checkpointInfo(cpRow, id), locals: decodeLocals(cpRow.locals, `${cpWhere}: locals`, id) };
+  const checkpoint = { ...(checkpoints[at] as CheckpointInfo), locals: decodeLocals(cpRow.locals, `${cpWhere}: locals`, id) };
 
-  const counts = await db.run('SELECT COUNT(*) AS n, COALESCE(MAX(seq), 0) AS last FROM polestar_events WHERE session_id = ?', [id]);
-  const n = int(counts.rows[0].n, 'polestar_events', id);
-  const last = int(counts.rows[0].last, 'polestar_events', id);
+  const n = int(row.event_count, 'polestar_events', id);
+  const last = int(row.event_last, 'polestar_events', id);
   if (n !== info.lastSeq || last !== info.lastSeq) {
     throw corrupt(`the log of session "${id}" holds ${n} event(s) up to seq ${last}, but its row says the last seq is ${info.lastSeq} (a gap or a lost row)`, id);
   }
 
+  // The committed attempts of the current timeline first (one rollback check per attempt,
+  // not one per event: MATERIALIZED keeps the planner from folding it back into the join),
+  // then their history events.
   const hist = await db.run(
-    `SELECT ${EVENT_COLUMNS} FROM polestar_events e
-     JOIN polestar_attempts a ON a.session_id = e.session_id AND a.turn = e.turn AND a.attempt = e.attempt
-     WHERE e.session_id = ? AND e.turn <= ? AND a.status = 'committed' AND substr(e.kind, 1, 8) = 'history/'
-       AND NOT EXISTS (SELECT 1 FROM polestar_rollbacks r WHERE r.session_id = e.session_id AND r.rev > a.end_rev AND r.to_turn < e.turn)
+    `WITH k AS MATERIALIZED (
+       SELECT a.turn, a.attempt FROM polestar_attempts a
+       WHERE a.session_id = ? AND a.turn <= ? AND a.status = 'committed'
+         AND NOT EXISTS (SELECT 1 FROM polestar_rollbacks r WHERE r.session_id = a.session_id AND r.rev > a.end_rev AND r.to_turn < a.turn))
+     SELECT ${EVENT_COLUMNS} FROM k JOIN polestar_events e ON e.session_id = ? AND e.turn = k.turn AND e.attempt = k.attempt
+     WHERE substr(e.kind, 1, 8) = 'history/'
      ORDER BY e.seq`,
-    [id, turn],
+    [id, turn, id],
   );
   const history = hist.rows.map((r) => eventOf(r, id, 'committed'));
 
@@ -57,7 +78,7 @@ export async function loadSession(db: SqlConn, id: string, wanted: number | unde
       events: evs.rows.map((r) => eventOf(r, id, 'pending')),
     };
   }
-  return { info, checkpoint, history, open, checkpoints: await checkpointList(db, id) };
+  return { info, checkpoint, history, open, checkpoints };
 }
 
 /**

@@ -12,14 +12,18 @@ import type { SqlConn, SqlRow } from './driver.js';
 export const EVENT_COLUMNS = 'e.seq, e.turn, e.attempt, e.kind, e.format, e.body, e.at';
 
 
+/** The columns of the session row that {@link sessionInfoOf} reads (of `polestar_sessions`, unqualified). */
+export const SESSION_COLUMNS = `session_id, agent_id, format, meta, created_at, updated_at, committed_turn, last_seq,
+            lease_owner, lease_epoch, lease_expires_at, open_turn, open_attempt, open_epoch, {now} AS now`;
+
+/** The row of session `sessionId` as {@link SessionInfo}, or `SESSION_NOT_FOUND`; `UNSUPPORTED_FORMAT` for a newer row. */
 export async function sessionRow(db: SqlConn, sessionId: string): Promise<{ info: SessionInfo; row: SqlRow }> {
-  const { rows } = await db.run(
-    `SELECT session_id, agent_id, format, meta, created_at, updated_at, committed_turn, last_seq,
-            lease_owner, lease_epoch, lease_expires_at, open_turn, open_attempt, open_epoch, {now} AS now
-     FROM polestar_sessions WHERE session_id = ?`,
-    [sessionId],
-  );
-  const row = rows[0];
+  const { rows } = await db.run(`SELECT ${SESSION_COLUMNS} FROM polestar_sessions WHERE session_id = ?`, [sessionId]);
+  return sessionInfoOf(rows[0], sessionId);
+}
+
+/** {@link sessionRow} of a row read with {@link SESSION_COLUMNS} (`undefined`: the session is gone). */
+export function sessionInfoOf(row: SqlRow | undefined, sessionId: string): { info: SessionInfo; row: SqlRow } {
   if (row === undefined) throw notFound(sessionId);
   const where = `polestar_sessions row of session "${sessionId}"`;
   const format = int(row.format, where, sessionId);

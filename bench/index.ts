@@ -23,7 +23,7 @@ import { header, printTable, type BenchReport } from './report.js';
 import { budget, load } from './harness.js';
 
 /** Every area, in run order. */
-export const AREAS = ['context', 'systems', 'tools', 'agents', 'scale', 'routing', 'durable'] as const;
+export const AREAS = ['context', 'systems', 'tools', 'agents', 'scale', 'routing', 'durable', 'sqlite-soak'] as const;
 
 /**
  * Runs `areas` (each `bench/<area>.bench.ts`), one after the other, each in its own child

@@ -172,6 +172,16 @@ function sqliteSynchronous(store: SqliteSessionStore): Promise<number> {
   return store._synchronous();
 }
 
+/** Resolves once `store`'s worker thread has started (its calls run on it from then on). */
+function sqliteWorkerReady(store: SqliteSessionStore): Promise<void> {
+  return store._workerReady();
+}
+
+/** Terminates `store`'s worker thread as a crash would (the next call starts a fresh one). */
+function terminateSqliteWorker(store: SqliteSessionStore): Promise<void> {
+  return store._terminateWorker();
+}
+
 /**
  * The internal reads and hooks this package's tests use, one function each (see the
  * module comment).
@@ -208,6 +218,8 @@ export const probe = Object.freeze({
   openAttempt,
   cancelTurn,
   sessionStore,
+  sqliteWorkerReady,
+  terminateSqliteWorker,
   beforeCommit,
   sqliteSynchronous,
   serverLogger,

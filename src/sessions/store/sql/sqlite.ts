@@ -1,6 +1,6 @@
 /**
  * The SQLite session store, on `@libsql/client` (an optional
- * peer dependency: `npm install @libsql/client`).
+ * peer dependency: `npm install @libsql/client`), whose connection runs in a worker thread.
  *
  * Embedded, durable, one file. Several processes on one host may share the file: SQLite's
  * file locks serialize writers, and a write that waits longer than `busyTimeoutMs` for the
@@ -8,13 +8,12 @@
  * its WAL shared memory need a local filesystem).
  */
 import { resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { createClient, type Client, type InValue, type Transaction } from '@libsql/client';
 import { SessionError } from '../../errors.js';
 import { checkInt, checkName, checkObject, checkPollMs } from '../input.js';
 import type { StoreBounds } from '../store-bound.js';
 import { SqlSessionStore } from './base.js';
-import type { SqlConn, SqlDriver } from './driver.js';
+import type { SqlConn, SqlDriver, SqlRow } from './driver.js';
+import { LocalLink, startWorker, type Link, type WorkerLink } from './sqlite-thread.js';
 import type { SessionStore } from '../contract.js';
 
 /** Options of {@link SqliteSessionStore}. */
@@ -49,12 +48,19 @@ export const DEFAULT_SQLITE_BUSY_TIMEOUT_MS = 5000;
  * file lock, waited for asynchronously up to `busyTimeoutMs` (then `STORE_LOCKED`); leases
  * expire on the host's clock, which every process sharing a local file shares. Network
  * filesystems (NFS, SMB) are not supported. One store object uses one connection and runs
- * its operations one at a time.
+ * its operations one at a time. The connection lives in a worker thread of its own, so no
+ * statement (and no fsync) runs on the event loop of your process: other agents, timers and
+ * requests keep running while a session commits. The thread is started with the store; the
+ * calls made while it boots (tens of milliseconds) run on a connection in the main thread,
+ * as do those made while a thread that ended is replaced. The thread does not keep the
+ * process alive while the store is idle, and `close()` ends it. A thread that dies fails the
+ * call it was serving with `STORE_ERROR` (a commit's outcome is then found out as for any
+ * lost reply) and never the process.
  */
 export class SqliteSessionStore extends SqlSessionStore implements SessionStore {
   /** The absolute path of the database file. */
   readonly path: string;
-  readonly #driver: LibsqlDriver;
+  readonly #driver: WorkerDriver;
 
   /** @param options - `path` of the file, `busyTimeoutMs`, `pollMs`. */
   constructor(options: SqliteSessionStoreOptions) {
@@ -65,7 +71,7 @@ export class SqliteSessionStore extends SqlSessionStore implements SessionStore 
     }
     const busy = o.busyTimeoutMs === undefined ? DEFAULT_SQLITE_BUSY_TIMEOUT_MS : checkInt(o.busyTimeoutMs, 'options.busyTimeoutMs', 0, 2 ** 31 - 1);
     const pollMs = checkPollMs(o.pollMs, 'options.pollMs');
-    const driver = new LibsqlDriver(resolve(path), busy);
+    const driver = new WorkerDriver(resolve(path), busy);
     super(driver, { pollMs });
     this.path = driver.path;
     this.#driver = driver;
@@ -86,6 +92,19 @@ export class SqliteSessionStore extends SqlSessionStore implements SessionStore 
   _synchronous(): Promise<number> {
     return this.#driver.pragma('synchronous');
   }
+
+  /**
+   * @internal Test hook: ends the store's worker thread as a crash would (a transaction in
+   * flight on it is rolled back by SQLite); the next call starts a fresh one.
+   */
+  _terminateWorker(): Promise<void> {
+    return this.#driver.terminateWorker();
+  }
+
+  /** @internal Test hook: resolves once the store's worker thread serves its next call (until then, calls run on the main thread). */
+  _workerReady(): Promise<void> {
+    return this.#driver.workerReady();
+  }
 }
 
 const isBusy = (err: unknown): boolean => {
@@ -97,25 +116,41 @@ const isBusy = (err: unknown): boolean => {
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-/**
- * One turn of the event loop. libsql's file driver is synchronous: its promises resolve
- * without ever reaching the timer phase, so a loop of back-to-back transactions would
- * starve every timer of the process (the lease renewal first).
- */
-const yieldToTimers = (): Promise<void> => new Promise((r) => setImmediate(r));
+const ignore = (): void => undefined;
 
-/** @internal The libsql driver: one connection, operations one at a time, busy waits retried asynchronously. */
-class LibsqlDriver implements SqlDriver {
+/** Rows by column name, from the worker's rows of values (made here, in the caller's realm). */
+function rowsOf(columns: readonly string[], values: readonly (readonly unknown[])[]): SqlRow[] {
+  const rows: SqlRow[] = [];
+  for (const v of values) {
+    const row: Record<string, unknown> = {};
+    for (let i = 0; i < columns.length; i++) row[columns[i]] = v[i];
+    rows.push(row);
+  }
+  return rows;
+}
+
+/**
+ * @internal The driver of the SQLite store: one connection in a worker thread, operations one
+ * at a time, busy waits retried asynchronously. A transaction is sent statement by statement
+ * (its BEGIN with the first one) and ended by one COMMIT or ROLLBACK message.
+ */
+class WorkerDriver implements SqlDriver {
   readonly dialect = 'sqlite';
   readonly label: string;
   /** The absolute path of the file. */
   readonly path: string;
   readonly #busyTimeoutMs: number;
-  #client: Client | undefined;
-  /** True when the open connection's database is in WAL mode. */
-  #wal = false;
+  /** The worker thread, once it is ready (and again after one ended). */
+  #worker: WorkerLink | undefined;
+  /** The worker thread being started. */
+  #starting: Promise<WorkerLink> | undefined;
+  /** When the last start of a worker failed (the next is tried a second later). */
+  #failedAt = -Infinity;
+  /** The connection on the main thread that serves calls while the worker boots. */
+  #local: LocalLink | undefined;
+  #closed = false;
   #queue: Promise<unknown> = Promise.resolve();
-  /** Calls queued or running on the connection. */
+  /** Calls queued or running on the connection: while there is one, the worker keeps the process alive. */
   #pending = 0;
   /** The bound on one store call (`SessionsPlugin({ storeTimeoutMs })`), once a plugin gave it. */
   #callTimeoutMs: number | undefined;
@@ -125,6 +160,30 @@ class LibsqlDriver implements SqlDriver {
     this.path = path;
     this.#busyTimeoutMs = busyTimeoutMs;
     this.label = `the SQLite file ${JSON.stringify(path)}`;
+    // Started at once (unref'd), so the first call does not wait for the thread to boot.
+    this.#start().catch(ignore);
+  }
+
+  #start(): Promise<WorkerLink> {
+    const starting = startWorker(this.path, this.label).then(
+      (link) => {
+        if (this.#starting === starting) this.#starting = undefined;
+        if (this.#closed) {
+          void link.terminate();
+          return link;
+        }
+        this.#worker = link;
+        if (this.#pending > 0) link.ref();
+        return link;
+      },
+      (err: unknown) => {
+        if (this.#starting === starting) this.#starting = undefined;
+        this.#failedAt = Date.now();
+        throw err;
+      },
+    );
+    this.#starting = starting;
+    return starting;
   }
 
   setBounds(bounds: StoreBounds): void {
@@ -135,14 +194,15 @@ class LibsqlDriver implements SqlDriver {
    * Runs `fn` after every operation queued before it. With a call bound, a call still
    * queued when it passes never runs: it rejects with `STORE_ERROR` at the bound. `fn` is
    * given the call's deadline (`Infinity` without a bound). `close()` is never bounded.
+   * A call that started is never abandoned here: its answer is awaited.
    */
   #exclusive<T>(call: string, fn: (deadline: number) => Promise<T>, bounded = true): Promise<T> {
     const bound = bounded ? this.#callTimeoutMs : undefined;
     const deadline = bound === undefined ? Infinity : Date.now() + bound;
     const waits = this.#pending > 0;
-    this.#pending += 1;
+    if (this.#pending++ === 0) this.#worker?.ref();
     const done = (): void => {
-      this.#pending -= 1;
+      if (--this.#pending === 0) this.#worker?.unref();
     };
     if (bound === undefined || !waits) {
       // Nothing ahead of it (or no bound): it starts at once, with no timer to arm.
@@ -151,7 +211,7 @@ class LibsqlDriver implements SqlDriver {
         () => fn(deadline),
       );
       run.then(done, done);
-      this.#queue = run.catch(() => undefined);
+      this.#queue = run.catch(ignore);
       return run;
     }
     return new Promise<T>((resolve, reject) => {
@@ -172,17 +232,15 @@ class LibsqlDriver implements SqlDriver {
       };
       const run = this.#queue.then(start, start);
       run.then(done, done);
-      this.#queue = run.catch(() => undefined);
+      this.#queue = run.catch(ignore);
     });
   }
 
   /**
    * Runs `attempt` until it does not fail with SQLITE_BUSY, or `STORE_LOCKED` after the busy
-   * timeout or the call's deadline, whichever comes first. A statement that failed with
-   * SQLITE_BUSY stays active on its connection (SQLite keeps it resumable, and libsql
-   * finalizes it only when it is garbage-collected), and a connection with an active
-   * statement can not COMMIT ("SQL statements in progress"): so after a busy failure the
-   * connection is dropped and the next attempt opens a fresh one.
+   * timeout or the call's deadline, whichever comes first. (After a busy failure the worker
+   * drops its connection and opens a fresh one: a statement that failed with SQLITE_BUSY
+   * stays active on its connection until it is finalized, and blocks a later COMMIT.)
    */
   async #retry<T>(call: string, callDeadline: number, attempt: () => Promise<T>): Promise<T> {
     const busyDeadline = Date.now() + this.#busyTimeoutMs;
@@ -193,7 +251,6 @@ class LibsqlDriver implements SqlDriver {
         return await attempt();
       } catch (err) {
         if (!isBusy(err)) throw err;
-        this.#drop();
         const left = deadline - Date.now();
         if (left <= 0) {
           const bound =
@@ -212,73 +269,71 @@ class LibsqlDriver implements SqlDriver {
     }
   }
 
-  /** The connection, opened on first use (and again after a busy failure dropped it). */
-  async #open(): Promise<Client> {
-    if (this.#client !== undefined) return this.#client;
-    const client = createClient({ url: pathToFileURL(this.path).href, concurrency: 1 });
-    this.#client = client;
-    // WAL: readers never block the writer; FULL: the WAL is fsync'd at every commit.
-    const mode = await client.execute('PRAGMA journal_mode = WAL');
-    this.#wal = String(mode.rows[0]?.[0] ?? '').toLowerCase() === 'wal';
-    await client.execute('PRAGMA synchronous = FULL');
-    return client;
-  }
-
   /**
-   * Sets the connection back to `synchronous=FULL` after a relaxed write; a connection that
-   * can not be set back is dropped (the next call opens a fresh one, at FULL).
+   * Where the next transaction runs (called inside the queue only, between transactions):
+   * the worker thread once it is ready; while it boots (at first, and after one ended), a
+   * connection on the main thread, closed as soon as the worker serves.
    */
-  async #restoreFull(client: Client): Promise<void> {
-    try {
-      await client.execute('PRAGMA synchronous = FULL');
-    } catch {
-      if (this.#client === client) this.#drop();
+  #thread(): Link {
+    const worker = this.#worker;
+    if (worker !== undefined && !worker.gone) {
+      if (this.#local !== undefined) {
+        void this.#local.terminate();
+        this.#local = undefined;
+      }
+      return worker;
     }
-  }
-
-  #drop(): void {
-    this.#client?.close();
-    this.#client = undefined;
+    if (this.#closed) throw new Error(`${this.label} is closed.`);
+    this.#worker = undefined;
+    if (this.#starting === undefined && Date.now() - this.#failedAt >= 1000) this.#start().catch(ignore);
+    return (this.#local ??= new LocalLink(this.path, this.label));
   }
 
   /**
-   * One transaction on the connection. `relaxed` (a write whose durability may wait, in WAL
-   * mode only): it runs at `synchronous=NORMAL`, so its commit is not fsync'd; the WAL keeps
-   * write order, and the next commit at FULL fsyncs it with its own. A PRAGMA can not change
-   * inside a transaction: it is set just before BEGIN and set back after COMMIT or ROLLBACK,
-   * while this call holds the store's one connection (no other transaction runs in between).
-   * In rollback-journal mode every write stays at FULL.
+   * One transaction in the worker. `relaxed` (a write whose durability may wait, in WAL mode
+   * only): the worker runs it at `synchronous=NORMAL`, so its commit is not fsync'd; the WAL
+   * keeps write order, and the next commit at FULL fsyncs it with its own. The worker sets
+   * the PRAGMA just before BEGIN and back after COMMIT or ROLLBACK, while this call holds the
+   * store's one connection. A read's COMMIT is not waited for in the worker: it runs requests
+   * in order, and a read has nothing to make durable.
    */
   #tx<T>(mode: 'write' | 'deferred', fn: (c: SqlConn) => Promise<T>, call: string, relaxed = false): Promise<T> {
-    return this.#exclusive(call, async (deadline) => {
-      try {
-        return await this.#retry(call, deadline, async () => {
-          const client = await this.#open();
-          const normal = relaxed && this.#wal;
-          let tx: Transaction | undefined;
-          try {
-            if (normal) await client.execute('PRAGMA synchronous = NORMAL');
-            tx = await client.transaction(mode);
-            const t = tx;
-            const result = await fn({
-              run: async (sql, params) => {
-                const r = await t.execute({ sql, args: (params ?? []) as InValue[] });
-                return { rows: r.rows as unknown as Record<string, unknown>[], changes: r.rowsAffected };
-              },
-            });
-            if (mode === 'write' && this.beforeCommit !== undefined) await this.beforeCommit();
-            await tx.commit();
-            return result;
-          } finally {
-            tx?.close();
-            if (normal) await this.#restoreFull(client);
-          }
-        });
-      } finally {
-        // Let timers run between transactions (see yieldToTimers).
-        await yieldToTimers();
-      }
-    });
+    return this.#exclusive(call, (deadline) =>
+      this.#retry(call, deadline, async () => {
+        const link = this.#thread();
+        let begun = false;
+        const conn: SqlConn = {
+          run: async (sql, params) => {
+            const first = !begun;
+            begun = true;
+            const r = await link.send(first ? { op: 'run', sql, params: params ?? [], begin: mode, relaxed } : { op: 'run', sql, params: params ?? [] });
+            return { rows: r.rows === undefined ? [] : rowsOf(r.columns ?? [], r.rows), changes: r.changes ?? 0 };
+          },
+        };
+        let result: T;
+        try {
+          result = await fn(conn);
+          if (mode === 'write' && this.beforeCommit !== undefined) await this.beforeCommit();
+        } catch (err) {
+          if (begun) await link.send({ op: 'end', commit: false, reset: isBusy(err) }).catch(ignore);
+          throw err;
+        }
+        if (!begun) return result;
+        if (mode === 'deferred') {
+          const ended = link.send({ op: 'end', commit: true }).catch(ignore);
+          if (link.local) await ended;
+          return result;
+        }
+        try {
+          await link.send({ op: 'end', commit: true });
+        } catch (err) {
+          // the worker rolled back the failed COMMIT; a busy one drops the connection too
+          if (isBusy(err)) await link.send({ op: 'end', commit: false, reset: true }).catch(ignore);
+          throw err;
+        }
+        return result;
+      }),
+    );
   }
 
   read<T>(fn: (c: SqlConn) => Promise<T>, call = 'a read'): Promise<T> {
@@ -296,17 +351,40 @@ class LibsqlDriver implements SqlDriver {
   /** @internal The value of `PRAGMA <name>` on the connection, queued like a transaction. */
   pragma(name: 'synchronous'): Promise<number> {
     return this.#exclusive(`PRAGMA ${name}`, async () => {
-      const r = await (await this.#open()).execute(`PRAGMA ${name}`);
-      return Number(r.rows[0]?.[0]);
+      const r = await this.#thread().send({ op: 'pragma', name });
+      return r.value ?? NaN;
     });
+  }
+
+  /** @internal Resolves once the worker thread is ready (it serves the next transaction). */
+  async workerReady(): Promise<void> {
+    if (this.#worker !== undefined && !this.#worker.gone) return;
+    // The booting worker is unref'd: keep the process alive while the caller waits for it.
+    const keep = setInterval(ignore, 1000);
+    try {
+      await (this.#starting ?? this.#start());
+    } finally {
+      clearInterval(keep);
+    }
+  }
+
+  /** @internal Ends the worker thread at once, as a crash would (not queued). */
+  async terminateWorker(): Promise<void> {
+    await this.#worker?.terminate();
   }
 
   close(): Promise<void> {
     return this.#exclusive(
       'store.close()',
       async () => {
-        this.#client?.close();
-        this.#client = undefined;
+        this.#closed = true;
+        await this.#local?.terminate();
+        this.#local = undefined;
+        const link = this.#worker ?? (await this.#starting?.catch(ignore));
+        this.#worker = undefined;
+        if (link === undefined) return;
+        await link.send({ op: 'close' }).catch(ignore);
+        await link.terminate();
       },
       false,
     );

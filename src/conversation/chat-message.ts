@@ -5,7 +5,7 @@
  */
 import { describeValue } from '../context/token.js';
 import { errorText } from '../util/error-text.js';
-import { NotLosslessJsonError, snapshotJson, type JsonValue } from '../util/lossless-json.js';
+import { NotLosslessJsonError, markSnapshot, snapshotJson, type JsonValue } from '../util/lossless-json.js';
 import { readQuotedField } from '../util/read-field.js';
 
 /** A system (instruction) message. */
@@ -202,6 +202,8 @@ export function snapshotChatMessage(message: unknown, where: string): ChatMessag
   if (v.meta !== undefined) out.meta = json(v.meta, where, 'meta');
   const frozen = Object.freeze(out) as unknown as ChatMessage;
   checked.add(frozen);
+  // every field above is a string, a boolean or a lossless JSON snapshot: a store may take it as it is
+  markSnapshot(frozen);
   return frozen;
 }
 

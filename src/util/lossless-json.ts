@@ -14,6 +14,24 @@ export interface JsonObject {
   readonly [key: string]: JsonValue;
 }
 
+/** Values marked by {@link markSnapshot}: deep-frozen lossless JSON, safe to take as they are. */
+const knownSnapshots = new WeakSet<object>();
+
+/**
+ * @internal Marks `value`, a deep-frozen value made of lossless JSON only (what
+ * {@link snapshotJson} returns, or a chat message snapshot), so that a later check of the
+ * same object ({@link isKnownSnapshot}) may take it without copying it again.
+ */
+export function markSnapshot<T extends object>(value: T): T {
+  knownSnapshots.add(value);
+  return value;
+}
+
+/** @internal Whether `value` was marked by {@link markSnapshot}. */
+export function isKnownSnapshot(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && knownSnapshots.has(value);
+}
+
 /** A value is not losslessly JSON-serializable; `path` says where (e.g. `parameters.properties.q`). */
 export class NotLosslessJsonError extends TypeError {
   /**

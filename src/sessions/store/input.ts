@@ -11,7 +11,7 @@
  */
 import { describeValue } from '../../util/describe-value.js';
 import { errorText } from '../../util/error-text.js';
-import { NotLosslessJsonError, snapshotJson, type JsonValue } from '../../util/lossless-json.js';
+import { NotLosslessJsonError, isKnownSnapshot, snapshotJson, type JsonValue } from '../../util/lossless-json.js';
 import { SessionError } from '../errors.js';
 import { corrupt } from './failures.js';
 import type {
@@ -220,7 +220,9 @@ function checkEventList(value: unknown, what: string): readonly NewSessionEvent[
     const e = checkObject<NewSessionEvent>(value[i], `${what}[${i}]`, false);
     const kind = checkName(e.kind, `${what}[${i}].kind`);
     if (!('body' in e)) throw new TypeError(`${what}[${i}].body is missing (use null for an empty body).`);
-    const body = checkJson(e.body, `${what}[${i}].body`);
+    const raw = e.body;
+    // A message a history snapshotted (an appended message) is deep-frozen lossless JSON already.
+    const body = isKnownSnapshot(raw) ? (raw as JsonValue) : checkJson(raw, `${what}[${i}].body`);
     out.push(Object.freeze({ kind, body }));
   }
   return Object.freeze(out);

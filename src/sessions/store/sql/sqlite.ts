@@ -370,7 +370,12 @@ class WorkerDriver implements SqlDriver {
 
   /** @internal Ends the worker thread at once, as a crash would (not queued). */
   async terminateWorker(): Promise<void> {
-    await this.#worker?.terminate();
+    const keep = setInterval(ignore, 1000);
+    try {
+      await this.#worker?.terminate();
+    } finally {
+      clearInterval(keep);
+    }
   }
 
   close(): Promise<void> {
@@ -380,11 +385,18 @@ class WorkerDriver implements SqlDriver {
         this.#closed = true;
         await this.#local?.terminate();
         this.#local = undefined;
-        const link = this.#worker ?? (await this.#starting?.catch(ignore));
-        this.#worker = undefined;
-        if (link === undefined) return;
-        await link.send({ op: 'close' }).catch(ignore);
-        await link.terminate();
+        // A worker still booting, or one whose exit is awaited, is unref'd: keep the process
+        // alive until the close is over (a program that awaits close() must not exit midway).
+        const keep = setInterval(ignore, 1000);
+        try {
+          const link = this.#worker ?? (await this.#starting?.catch(ignore));
+          this.#worker = undefined;
+          if (link === undefined) return;
+          await link.send({ op: 'close' }).catch(ignore);
+          await link.terminate();
+        } finally {
+          clearInterval(keep);
+        }
       },
       false,
     );

@@ -244,11 +244,17 @@ export class DurableState {
     return agent._dispose();
   }
 
-  /** Emits `name` on the agent's event bus; resolves to the listeners' errors. */
+  /** Whether a listener would hear `name` about this session's agent (nothing to emit otherwise). */
+  heard(name: SessionEventName): boolean {
+    const agent = this.agent;
+    return agent !== undefined && (eventBusOf(agent.ctx.server)?.hasListeners(name, agent) ?? false);
+  }
+
+  /** Emits `name` on the agent's event bus; resolves to the listeners' errors (none made without a listener). */
   async emit(name: SessionEventName, error?: SessionError): Promise<unknown[]> {
     const agent = this.agent as Agent;
     const bus = eventBusOf(agent.ctx.server);
-    if (bus === undefined) return [];
+    if (bus === undefined || !bus.hasListeners(name, agent)) return [];
     // The payload is EventMap's: one frozen object per event.
     const payload: SessionEventInfo | SessionLeaseLostInfo = Object.freeze({
       sessionId: this.id,

@@ -17,8 +17,7 @@ import { TurnLog } from '../turn-log.js';
 import { storeFailure } from './lease.js';
 import { abortOrSupersede, abortStale, commitUnknown, notApplied, resolve, runExclusive } from './pending.js';
 import { restoreCommitted } from './restore.js';
-import { EMPTY, MAYBE_OPEN, SETTLED, noop, type DurableState, type PendingCommit, type SessionEventName } from './state.js';
-import { eventBusOf } from '../../events/events.js';
+import { EMPTY, MAYBE_OPEN, SETTLED, noop, type DurableState, type PendingCommit } from './state.js';
 import { TurnState, logEvents, stripEvent } from './turn-state.js';
 import { TurnAbort, checkSignal } from './abort.js';
 import { checkMs } from '../../util/check-ms.js';
@@ -248,7 +247,7 @@ export async function runTurn<R>(
       s.advance(attempt.turn, locals);
       // A listener's failure does not undo a committed turn. With no listener, nothing is
       // emitted (no payload made, nothing awaited).
-      if (heard(s, 'session/turn-committed')) await s.emit('session/turn-committed').catch(noop);
+      if (s.heard('session/turn-committed')) await s.emit('session/turn-committed').catch(noop);
       return value;
     }
   }
@@ -327,13 +326,6 @@ async function flush(s: DurableState, t: TurnState): Promise<void> {
     for (const e of rest) t.pending.push(e);
     throw storeFailure(s, err);
   }
-}
-
-/** Whether any listener would hear `name` about the session's agent. */
-function heard(s: DurableState, name: SessionEventName): boolean {
-  const agent = s.agent;
-  if (agent === undefined) return false;
-  return eventBusOf(agent.ctx.server)?.hasListeners(name, agent) ?? false;
 }
 
 /** The reason stored with the aborted record of an aborted turn. */
